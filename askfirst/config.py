@@ -1,0 +1,178 @@
+"""Typed run configuration: one YAML file, every field overridable as ``section.key=value``.
+
+Unknown keys are errors (a typo must not silently fall back to a default), and the resolved
+config is written into each run's folder so the run can be reproduced.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ConfigError(ValueError):
+    """A configuration file or override that cannot be used; the message says what to change."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LMConfig(_Section):
+    """Which language model runs every DSPy step."""
+
+    model: str = Field("local/qwen2.5-coder-0.5b-instruct", description="'local/<name>' for the offline llama.cpp model, else any litellm model string.")
+    api_base: str | None = None
+    api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key.")
+    model_path: str | None = Field(None, description="Explicit GGUF file for a local model (still checked against its pinned SHA-256 unless sha256 is set).")
+    sha256: str | None = Field(None, description="Expected SHA-256 of model_path, for a GGUF file that is not in the registry.")
+    temperature: float = 0.0
+    max_tokens: int = 384
+    n_ctx: int = 4096
+    n_threads: int = 2
+    parse_retries: int = Field(2, ge=0, description="Extra attempts when an LM reply cannot be parsed.")
+    cache: bool = True
+    adapter: Literal["json", "chat"] = "json"
+
+
+class RetrieverConfig(_Section):
+    """The hybrid BM25 + dense retriever over Qdrant."""
+
+    qdrant_path: str | None = Field(None, description="Folder for Qdrant's embedded local mode; default <runs_dir>/qdrant.")
+    qdrant_url: str | None = Field(None, description="A Qdrant server URL; when set, used instead of the local folder.")
+    embedding_model: str = "all-MiniLM-L6-v2"
+    mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
+    per_retriever_k: int = Field(10, ge=1, description="Hits taken from BM25 and from dense before fusion.")
+    rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant (Cormack et al., 2009).")
+    chunk_words: int = Field(180, ge=20, description="Longest chunk, in words; longer documents are split on sentence boundaries.")
+    chunk_overlap_sentences: int = Field(1, ge=0)
+    batch_size: int = Field(64, ge=1, description="Passages embedded and written per batch (the unit an interrupted build resumes from).")
+
+
+class ProgramConfig(_Section):
+    """Switches and sizes of the iterative-notes program; every ablation is a change here."""
+
+    iterations: int = Field(3, ge=1, le=10, description="K: rounds of query generation -> retrieval -> notes.")
+    queries_per_iteration: int = Field(3, ge=1, le=6)
+    notes: bool = Field(True, description="Build notes between iterations; off means queries see only the question.")
+    reranker: bool = Field(True, description="LM listwise re-ranking of the pooled candidates.")
+    router: bool = Field(True, description="Answerability classifier + router; off means always the complete-answer responder.")
+    evidence_k: int = Field(5, ge=1, description="Passages in the final evidence set.")
+    rerank_candidates: int = Field(10, ge=1, description="Pooled candidates shown to the re-ranker.")
+    passage_chars: int = Field(600, ge=50, description="Passage text shown to the LM is cut to this many characters.")
+    max_question_chars: int = Field(4000, ge=1, description="Longer user turns are cut (and the cut is reported).")
+    history_turns: int = Field(6, ge=0, description="Earlier conversation turns shown to the LM.")
+    unanswerable_route: Literal["idk", "clarify"] = Field("idk", description="'clarify' reproduces the SemEval system, which asked for clarification on UNANSWERABLE.")
+
+
+class DataConfig(_Section):
+    """What to index and what to ask."""
+
+    corpus: str = Field("demo", description="'demo', a JSONL file ({_id,title,text}) or a folder of .txt/.md files.")
+    collection: str | None = Field(None, description="Qdrant collection name; default derived from the corpus.")
+    questions: str = Field("demo", description="'demo', or a question-set JSONL in askfirst's format.")
+    limit: int | None = Field(None, ge=1)
+    shared_data_dir: str | None = Field(None, description="Where ../shared/data lives; ASKFIRST_DATA_DIR overrides.")
+
+
+class TrackingConfig(_Section):
+    enabled: bool = True
+    tracking_uri: str | None = Field(None, description="Default: MLFLOW_TRACKING_URI, else sqlite under runs_dir.")
+    experiment: str = "askfirst"
+
+
+class AskFirstConfig(_Section):
+    runs_dir: str = "runs"
+    seed: int = 0
+    lm: LMConfig = LMConfig()
+    retriever: RetrieverConfig = RetrieverConfig()
+    program: ProgramConfig = ProgramConfig()
+    data: DataConfig = DataConfig()
+    tracking: TrackingConfig = TrackingConfig()
+
+    @property
+    def runs_path(self) -> Path:
+        return Path(self.runs_dir).expanduser().resolve()
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def _parse_value(text: str) -> Any:
+    # YAML scalars give the user's intent: "3" -> 3, "false" -> False, "null" -> None.
+    return yaml.safe_load(text) if text != "" else ""
+
+
+def _set_dotted(tree: dict, dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {dotted!r}: {part!r} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def _format_errors(err: ValidationError, origin: str) -> str:
+    lines = [f"invalid configuration ({origin}):"]
+    for e in err.errors():
+        where = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            lines.append(f"  unknown key {where!r} (see `askfirst config` for the valid keys)")
+        else:
+            lines.append(f"  {where}: {e['msg']}")
+    return "\n".join(lines)
+
+
+def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] | tuple[str, ...] = ()) -> AskFirstConfig:
+    """Load a YAML config (or the defaults) and apply ``section.key=value`` overrides.
+
+    Args:
+        path: A YAML file; ``None`` uses the built-in defaults.
+        overrides: Strings such as ``program.iterations=1``.
+
+    Raises:
+        ConfigError: The file is missing or malformed, a key is unknown, or a value has the wrong type.
+    """
+    tree: dict = {}
+    origin = "defaults"
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        try:
+            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {p} is not valid YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config file {p} must hold a mapping at the top level")
+        tree = loaded or {}
+        origin = str(p)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} must look like section.key=value")
+        key, value = item.split("=", 1)
+        _set_dotted(tree, key.strip(), _parse_value(value.strip()))
+    try:
+        return AskFirstConfig.model_validate(tree)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(exc, origin + (" + overrides" if overrides else ""))) from None
+
+
+def builtin_config_path(name: str) -> Path:
+    """Path of a config shipped inside the package (``askfirst/configs/<name>.yaml``)."""
+    return Path(str(resources.files("askfirst") / "configs" / f"{name}.yaml"))
+
+
+def save_resolved(config: AskFirstConfig, run_dir: Path) -> Path:
+    """Write the fully resolved config next to a run's outputs, for reproduction."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    out = run_dir / "config.yaml"
+    out.write_text(config.to_yaml(), encoding="utf-8")
+    return out

@@ -1,0 +1,104 @@
+"""An in-process llama.cpp engine for DSPy whose output is constrained to the Signature's JSON schema.
+
+DSPy's ``JSONAdapter`` asks an engine that declares ``supports_response_schema`` for the output
+fields' JSON schema; llama.cpp compiles it to a grammar, so even a 0.5B model always emits JSON
+with exactly the Signature's keys.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from dspy.clients.engines.base import validate_request
+from dspy.lm15 import ContextLengthError, Message, Response, TextPart, Usage, response_to_events
+
+
+def _text(parts) -> str:
+    if parts is None:
+        return ""
+    return parts if isinstance(parts, str) else "".join(getattr(p, "text", "") or "" for p in parts)
+
+
+class LlamaCppEngine:
+    """DSPy engine (``complete``/``stream``/``close``) running a GGUF model with llama-cpp-python.
+
+    The model loads on first use; calls are serialised because a ``Llama`` object is not thread-safe.
+    """
+
+    supports_response_schema = True
+    supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format"})
+
+    def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0):
+        self.model_path = str(model_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.seed = seed
+        self._llama = None
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def _model(self):
+        if self._llama is None:
+            from llama_cpp import Llama
+
+            self._llama = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads, seed=self.seed, verbose=False)
+        return self._llama
+
+    @staticmethod
+    def _response_format(fmt) -> dict | None:
+        if not fmt:
+            return None
+        if fmt.get("type") == "json_schema":
+            return {"type": "json_object", "schema": fmt["schema"]}
+        return {"type": "json_object"}
+
+    def complete(self, request) -> Response:
+        validate_request(request)
+        messages = []
+        if request.system is not None:
+            messages.append({"role": "system", "content": _text(request.system)})
+        messages.extend({"role": m.role, "content": m.text or ""} for m in request.messages)
+        cfg = request.config
+        kwargs = {
+            "temperature": 0.0 if cfg.temperature is None else cfg.temperature,
+            "max_tokens": cfg.max_tokens or 512,
+            "response_format": self._response_format(cfg.response_format),
+            "stop": list(cfg.stop) or None,
+            "seed": cfg.seed if cfg.seed is not None else self.seed,
+        }
+        if cfg.top_p is not None:
+            kwargs["top_p"] = cfg.top_p
+        with self._lock:
+            try:
+                out = self._model().create_chat_completion(messages=messages, **kwargs)
+            except ValueError as exc:
+                if "context window" in str(exc) or "exceed" in str(exc):
+                    raise ContextLengthError(f"{exc} (n_ctx={self.n_ctx}; shorten inputs or raise lm.n_ctx)") from None
+                raise
+            self.calls += 1
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Response(
+            id=out.get("id"),
+            model=Path(self.model_path).name,
+            message=Message.assistant([TextPart(choice["message"].get("content") or "")]),
+            finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
+            usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"), total_tokens=usage.get("total_tokens")),
+        )
+
+    def stream(self, request):
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
+
+    def dump_state(self) -> dict:
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed}
+
+    @classmethod
+    def load_state(cls, state: dict) -> LlamaCppEngine:
+        return cls(state["model_path"], n_ctx=state["n_ctx"], n_threads=state["n_threads"], seed=state["seed"])

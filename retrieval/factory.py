@@ -1,0 +1,41 @@
+"""Build the store, index and retriever that a config describes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from askfirst.config import AskFirstConfig
+from askfirst.datasets.corpus import load_corpus, resolve_corpus_path
+from askfirst.retrieval.embedder import get_embedder
+from askfirst.retrieval.hybrid import HybridRetriever
+from askfirst.retrieval.indexer import IndexReport, build_index
+from askfirst.retrieval.qdrant_store import PassageStore
+
+
+def collection_name(config: AskFirstConfig) -> str:
+    """The configured collection, else one derived from the corpus name (``demo``, a file stem, a folder name)."""
+    if config.data.collection:
+        return config.data.collection
+    spec = config.data.corpus
+    stem = "demo" if spec == "demo" else resolve_corpus_path(spec).stem or "corpus"
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)
+
+
+def open_store(config: AskFirstConfig) -> PassageStore:
+    embedder = get_embedder(config.retriever.embedding_model)
+    path = Path(config.retriever.qdrant_path) if config.retriever.qdrant_path else config.runs_path / "qdrant"
+    return PassageStore(collection=collection_name(config), dim=embedder.dim, path=path, url=config.retriever.qdrant_url)
+
+
+def index_corpus(config: AskFirstConfig, store: PassageStore, *, prune: bool = False, progress=None) -> IndexReport:
+    r = config.retriever
+    return build_index(
+        load_corpus(config.data.corpus), store, get_embedder(r.embedding_model),
+        chunk_words=r.chunk_words, overlap_sentences=r.chunk_overlap_sentences, batch_size=r.batch_size, prune=prune, progress=progress,
+    )
+
+
+def open_retriever(config: AskFirstConfig, store: PassageStore) -> HybridRetriever:
+    r = config.retriever
+    return HybridRetriever(store, get_embedder(r.embedding_model), mode=r.mode, per_retriever_k=r.per_retriever_k, rrf_k=r.rrf_k)

@@ -1,0 +1,81 @@
+"""The hybrid retriever: BM25 and dense hits fused by reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from askfirst.retrieval.bm25 import BM25Index
+from askfirst.retrieval.chunking import Passage
+from askfirst.retrieval.embedder import Embedder
+from askfirst.retrieval.fusion import reciprocal_rank_fusion
+from askfirst.retrieval.qdrant_store import PassageStore
+
+Mode = Literal["hybrid", "bm25", "dense"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    passage: Passage
+    score: float
+
+
+class HybridRetriever:
+    """Search one Qdrant collection lexically (BM25), densely, or both fused with RRF.
+
+    The BM25 index is built from the texts stored in Qdrant when the retriever is created, so the
+    store stays the single source of truth for what is indexed.
+    """
+
+    def __init__(self, store: PassageStore, embedder: Embedder, *, mode: Mode = "hybrid", per_retriever_k: int = 10, rrf_k: int = 60):
+        self.store = store
+        self.embedder = embedder
+        self.mode = mode
+        self.per_retriever_k = per_retriever_k
+        self.rrf_k = rrf_k
+        self.passages: dict[str, Passage] = {p.passage_id: p for p in store.iter_passages()}
+        ids = list(self.passages)
+        self.bm25 = BM25Index(ids, [f"{self.passages[i].title} {self.passages[i].text}" for i in ids])
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def bm25_ranking(self, query: str, k: int) -> list[str]:
+        return [pid for pid, _ in self.bm25.search(query, k)]
+
+    def dense_ranking(self, query: str, k: int) -> list[str]:
+        if not self.passages or not query.strip():
+            return []
+        return [pid for pid, _ in self.store.dense_search(self.embedder.embed([query])[0], k)]
+
+    def rankings(self, query: str) -> list[list[str]]:
+        """The single-retriever rankings that the current mode fuses."""
+        k = self.per_retriever_k
+        if self.mode == "bm25":
+            return [self.bm25_ranking(query, k)]
+        if self.mode == "dense":
+            return [self.dense_ranking(query, k)]
+        return [self.bm25_ranking(query, k), self.dense_ranking(query, k)]
+
+    def search_many(self, queries: list[str], k: int) -> list[Hit]:
+        """Fuse the rankings of several queries (each lexical and dense) into one list."""
+        ranked = [r for q in queries for r in self.rankings(q) if r]
+        fused = reciprocal_rank_fusion(ranked, k=self.rrf_k)[:k]
+        return [Hit(self.passages[pid], score) for pid, score in fused]
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        return self.search_many([query], k)
+
+    def __call__(self, query: str, k: int = 5) -> list[Passage]:
+        """Retriever protocol used by programs: a query in, passages out."""
+        return [h.passage for h in self.search(query, k)]
+
+    def as_tool(self, k: int = 5):
+        """The retriever as a ``dspy.Tool`` for ReAct-style programs."""
+        import dspy
+
+        def search_documents(query: str) -> list[str]:
+            """Search the document collection; returns passages as '[passage_id] title: text'."""
+            return [f"[{p.passage_id}] {p.title}: {p.text}" for p in self(query, k)]
+
+        return dspy.Tool(search_documents)

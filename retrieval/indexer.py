@@ -1,0 +1,66 @@
+"""Incremental, resumable index builds: only new or changed passages are embedded and written."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from askfirst.datasets.corpus import Document
+from askfirst.retrieval.chunking import chunk_corpus
+from askfirst.retrieval.embedder import Embedder
+from askfirst.retrieval.qdrant_store import PassageStore
+
+
+@dataclass
+class IndexReport:
+    passages: int
+    added: int
+    updated: int
+    unchanged: int
+    removed: int
+    seconds: float
+
+    @property
+    def passages_per_second(self) -> float:
+        written = self.added + self.updated
+        return written / self.seconds if self.seconds > 0 else 0.0
+
+
+def build_index(
+    docs: list[Document],
+    store: PassageStore,
+    embedder: Embedder,
+    *,
+    chunk_words: int = 180,
+    overlap_sentences: int = 1,
+    batch_size: int = 64,
+    prune: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> IndexReport:
+    """Bring ``store`` up to date with ``docs``.
+
+    Every batch is written before the next is embedded, so an interrupted build keeps all finished
+    batches, and running again embeds only what is missing or whose text changed.
+
+    Args:
+        prune: Also delete stored passages that no longer come from ``docs``.
+        progress: Called as ``progress(done, todo)`` after each batch.
+    """
+    start = time.perf_counter()
+    passages = chunk_corpus(docs, max_words=chunk_words, overlap_sentences=overlap_sentences)
+    stored = store.stored_hashes([p.passage_id for p in passages])
+    todo = [p for p in passages if stored.get(p.passage_id) != p.content_hash]
+    updated = sum(1 for p in todo if p.passage_id in stored)
+    for i in range(0, len(todo), batch_size):
+        batch = todo[i : i + batch_size]
+        store.upsert(batch, embedder.embed([f"{p.title}\n{p.text}" for p in batch], batch_size=batch_size))
+        if progress:
+            progress(min(i + batch_size, len(todo)), len(todo))
+    removed = 0
+    if prune:
+        keep = {p.passage_id for p in passages}
+        stale = [p.passage_id for p in store.iter_passages() if p.passage_id not in keep]
+        store.delete(stale)
+        removed = len(stale)
+    return IndexReport(len(passages), len(todo) - updated, updated, len(passages) - len(todo), removed, time.perf_counter() - start)
