@@ -36,7 +36,9 @@ class Embedder:
 
     def __init__(self, model_name: str = "all-MiniLM-L6-v2"):
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()  # a per-load progress bar is noise in CLI output and logs
         self.model_name = model_name
         self._model = SentenceTransformer(str(resolve_model_dir(model_name)), device="cpu")
         self.dim = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension") else self._model.get_sentence_embedding_dimension())

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from askfirst.config import AskFirstConfig
-from askfirst.datasets.corpus import load_corpus, resolve_corpus_path
+from askfirst.datasets.corpus import Document, load_corpus, resolve_corpus_path
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport, build_index
@@ -28,10 +28,11 @@ def open_store(config: AskFirstConfig) -> PassageStore:
     return PassageStore(collection=collection_name(config), dim=embedder.dim, path=path, url=config.retriever.qdrant_url)
 
 
-def index_corpus(config: AskFirstConfig, store: PassageStore, *, prune: bool = False, progress=None) -> IndexReport:
+def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Document] | None = None, prune: bool = False, progress=None) -> IndexReport:
+    """Bring the store up to date with ``docs`` (default: the configured corpus)."""
     r = config.retriever
     return build_index(
-        load_corpus(config.data.corpus), store, get_embedder(r.embedding_model),
+        docs if docs is not None else load_corpus(config.data.corpus), store, get_embedder(r.embedding_model),
         chunk_words=r.chunk_words, overlap_sentences=r.chunk_overlap_sentences, batch_size=r.batch_size, prune=prune, progress=progress,
     )
 

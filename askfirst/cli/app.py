@@ -1,0 +1,152 @@
+"""The ``askfirst`` command line: config, index, ask, eval."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from askfirst.cli.errors import USER_ERRORS
+from askfirst.cli.options import ConfigOpt, SetOpt, resolve
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="askfirst: answer, partially answer, ask to clarify, or say 'I don't know' - with citations.")
+
+
+@app.command("config")
+def show_config(config: ConfigOpt = None, set_: SetOpt = None) -> None:
+    """Print the resolved configuration (defaults + file + overrides) as YAML."""
+    typer.echo(resolve(config, set_).to_yaml())
+
+
+@app.command()
+def index(
+    config: ConfigOpt = None, set_: SetOpt = None,
+    corpus: Annotated[str | None, typer.Option(help="JSONL file or folder of .txt/.md files (default: data.corpus).")] = None,
+    prune: Annotated[bool, typer.Option(help="Also delete indexed passages no longer in the corpus.")] = False,
+) -> None:
+    """Build or update the index of a corpus (incremental; an interrupted build resumes)."""
+    from askfirst.cli.render import console
+    from askfirst.datasets.corpus import load_corpus
+    from askfirst.retrieval.factory import collection_name, index_corpus, open_store
+
+    cfg = resolve(config, set_, [f"data.corpus={corpus}"] if corpus else [])
+    docs = load_corpus(cfg.data.corpus)  # read (and reject bad input) before opening the store or loading a model
+    store = open_store(cfg)
+    try:
+        report = index_corpus(cfg, store, docs=docs, prune=prune, progress=lambda done, todo: console.print(f"  embedded {done}/{todo}"))
+    finally:
+        store.close()
+    console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
+                  f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
+
+
+def _read_conversation(path: Path) -> list[dict]:
+    from askfirst.datasets.errors import DataError
+
+    if not path.is_file():
+        raise DataError(f"conversation file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    turns = data.get("turns", data.get("messages")) if isinstance(data, dict) else data
+    if not isinstance(turns, list):
+        raise DataError(f"{path}: expected a list of {{role, content}} turns (or an object with 'turns')")
+    return turns
+
+
+@app.command()
+def ask(
+    question: Annotated[str | None, typer.Argument(help="The question (omit when giving --conversation).")] = None,
+    conversation: Annotated[Path | None, typer.Option(help="JSON file: a list of {role, content} turns ending with the user's question.")] = None,
+    config: ConfigOpt = None, set_: SetOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the full record as JSON.")] = False,
+) -> None:
+    """Answer one question (or the last turn of a conversation), printing the route, the answer and its citations."""
+    from askfirst.cli.render import print_reply
+    from askfirst.evaluate import prediction_record
+    from askfirst.programs.conversation import ConversationError, to_turns
+    from askfirst.session import open_session
+
+    if (question is None) == (conversation is None):
+        raise ConversationError("give either a question or --conversation FILE")
+    turns = _read_conversation(conversation) if conversation else [{"role": "user", "content": question}]
+    to_turns(turns)  # validates before any model or index is loaded
+    session = open_session(resolve(config, set_))
+    try:
+        import dspy
+
+        pred = session.program(conversation=turns)
+        record = prediction_record(dspy.Example(id="ask", conversation=turns), pred, seconds=0.0, lm_calls=0)
+    finally:
+        session.close()
+    if as_json:
+        typer.echo(json.dumps(record, indent=2, ensure_ascii=False))
+    else:
+        print_reply(record, {p.passage_id: p.text for p in pred.evidence})
+
+
+@app.command("eval")
+def evaluate(
+    config: ConfigOpt = None, set_: SetOpt = None,
+    questions: Annotated[str | None, typer.Option(help="Question-set JSONL (default: data.questions).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="A run folder to finish: its saved config is reused and answered questions are skipped.")] = None,
+) -> None:
+    """Index the corpus if needed, run the program over a question set, print and log the metrics."""
+    from askfirst.cli.render import console, print_summary
+    from askfirst.config import load_config
+    from askfirst.datasets.questions import load_questions
+    from askfirst.evaluate import run_eval
+    from askfirst.run_dir import new_run_dir
+    from askfirst.session import open_session
+    from askfirst.tracking import tracked_run
+
+    extra = [f"data.questions={questions}"] * bool(questions) + [f"data.limit={limit}"] * bool(limit)
+    if resume:
+        cfg, run_dir = load_config(resume / "config.yaml"), resume
+    else:
+        cfg = resolve(config, set_, extra)
+        run_dir = None
+    examples = load_questions(cfg.data.questions, limit=cfg.data.limit)
+    run_dir = run_dir or new_run_dir(cfg, "eval")
+    console.print(f"run folder: {run_dir}")
+    session = open_session(cfg, progress=lambda done, todo: console.print(f"  indexing: embedded {done}/{todo}"))
+    k = cfg.program.evidence_k
+    try:
+        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "eval"}) as tracker:
+            tracker.log_params({"model_id": session.lm.model, "questions": cfg.data.questions, "n_questions": len(examples)})
+
+            def progress(i, n, rec):
+                console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")
+
+            result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress)
+            tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
+            for route, row in result.summary["per_route"].items():
+                tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})
+            for name in ("config.yaml", "predictions.jsonl", "scores.jsonl", "metrics.json"):
+                tracker.log_artifact(run_dir / name)
+    finally:
+        session.close()
+    print_summary(result.summary, k=k)
+    console.print(f"outputs: {run_dir}")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        app()
+    except USER_ERRORS as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: finished work is kept (index batches, predictions.jsonl); run again or use --resume to continue", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+"""Errors that the CLI reports as one clear line (exit code 2) instead of a traceback."""
+
+from askfirst.config import ConfigError
+from askfirst.datasets.errors import DataError
+from askfirst.lm.local_models import ModelNotFoundError
+from askfirst.programs.conversation import ConversationError
+from askfirst.retrieval.embedder import EmbedderError
+from askfirst.retrieval.qdrant_store import StoreError
+
+USER_ERRORS = (ConfigError, DataError, ModelNotFoundError, ConversationError, EmbedderError, StoreError, FileNotFoundError)

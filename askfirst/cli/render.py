@@ -1,0 +1,47 @@
+"""Terminal output: the reply to a question, and the tables an evaluation prints."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def print_reply(record: dict, evidence: dict[str, str]) -> None:
+    console.print(f"[bold]route:[/bold] {record['route']}" + (f"  (label {record['label']}, confidence {_fmt(record['confidence'])})" if record.get("label") else ""))
+    console.print(f"[bold]answer:[/bold] {record['answer']}")
+    if record.get("options"):
+        console.print("[bold]options:[/bold] " + "; ".join(record["options"]))
+    for pid in record.get("citations") or []:
+        console.print(f"  [cyan][{pid}][/cyan] {evidence.get(pid, '')[:200]}")
+    for w in record.get("warnings") or []:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def print_summary(summary: dict, *, k: int) -> None:
+    per_route = Table(title="Per expected route")
+    for col in ("route", "n", "route accuracy", "outcome accuracy"):
+        per_route.add_column(col)
+    for route, row in summary["per_route"].items():
+        per_route.add_row(route, str(row["n"]), _fmt(row["route_accuracy"]), _fmt(row["outcome_accuracy"]))
+    console.print(per_route)
+    confusion = Table(title="Expected route (rows) vs route taken (columns)")
+    taken = sorted({t for row in summary["confusion"].values() for t in row})
+    confusion.add_column("expected")
+    for t in taken:
+        confusion.add_column(t)
+    for exp, row in summary["confusion"].items():
+        confusion.add_row(exp, *[str(row.get(t, 0)) for t in taken])
+    console.print(confusion)
+    metrics = Table(title="Metrics (mean over the questions each applies to)")
+    metrics.add_column("metric")
+    metrics.add_column("value")
+    for key in ("outcome_correct", "route_correct", "answer_correct", "answer_f1", f"recall@{k}", f"ndcg@{k}", "citation_hit",
+                "clarification_hit", "failed", "seconds_per_question", "lm_calls_per_question", "n"):
+        metrics.add_row(key, _fmt(summary.get(key)))
+    console.print(metrics)

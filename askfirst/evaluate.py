@@ -1,0 +1,97 @@
+"""Run a program over a question set: per-question outputs written as they finish, then scored and logged."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import dspy
+
+from askfirst.optimizers.retrieval_metrics import unique_in_order
+from askfirst.optimizers.scoring import aggregate, score_prediction
+
+logger = logging.getLogger(__name__)
+PREDICTIONS_FILE = "predictions.jsonl"
+
+
+def prediction_record(example, pred: dspy.Prediction, *, seconds: float, lm_calls: int) -> dict:
+    """The JSON-able record of one answered question (what ``predictions.jsonl`` holds)."""
+    evidence = list(pred.get("evidence") or [])
+    doc_of = {p.passage_id: p.doc_id for p in evidence}
+    citations = list(pred.get("citations") or [])
+    return {
+        "id": example.id, "question": example.conversation[-1]["content"][:2000], "route": pred.route, "answer": pred.answer,
+        "citations": citations, "citations_docs": unique_in_order([doc_of.get(c, c) for c in citations]),
+        "retrieved": [p.passage_id for p in evidence], "retrieved_docs": unique_in_order([p.doc_id for p in evidence]),
+        "label": pred.get("label"), "confidence": pred.get("confidence"), "options": list(pred.get("options") or []),
+        "missing": pred.get("missing") or "", "queries": pred.get("queries") or [], "warnings": list(pred.get("warnings") or []),
+        "seconds": round(seconds, 3), "lm_calls": lm_calls,
+    }
+
+
+def failure_record(example, error: Exception, *, seconds: float) -> dict:
+    return {"id": example.id, "question": example.conversation[-1]["content"][:2000], "route": "error",
+            "answer": f"(failed: {type(error).__name__}: {error})", "citations": [], "retrieved": [], "retrieved_docs": [],
+            "options": [], "warnings": [str(error)], "seconds": round(seconds, 3), "lm_calls": 0}
+
+
+def read_finished(path: Path) -> dict[str, dict]:
+    """Records already written by an earlier (possibly interrupted) run of the same folder."""
+    done: dict[str, dict] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by the interruption; that question is simply asked again
+            done[rec["id"]] = rec
+    return done
+
+
+@dataclass
+class EvalResult:
+    records: list[dict]
+    scores: list[dict]
+    summary: dict
+    run_dir: Path
+
+
+def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Path, k: int = 5,
+             on_question: Callable[[int, int, dict], None] | None = None) -> EvalResult:
+    """Answer every example, appending each record to ``run_dir/predictions.jsonl`` as soon as it is done.
+
+    Questions already in that file are not asked again, so an interrupted run resumes where it stopped.
+    An error in one question is recorded as that question's failure and the run goes on.
+    """
+    out_path = run_dir / PREDICTIONS_FILE
+    done = read_finished(out_path)
+    lm = dspy.settings.lm
+    with out_path.open("a", encoding="utf-8") as out:
+        for i, example in enumerate(examples, start=1):
+            if example.id in done:
+                continue
+            start, calls_before = time.perf_counter(), len(lm.history) if lm else 0
+            try:
+                pred = program(conversation=example.conversation)
+                rec = prediction_record(example, pred, seconds=time.perf_counter() - start,
+                                        lm_calls=(len(lm.history) - calls_before) if lm else 0)
+            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
+                logger.warning("question %s failed: %s", example.id, exc)
+                rec = failure_record(example, exc, seconds=time.perf_counter() - start)
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            out.flush()
+            done[example.id] = rec
+            if on_question:
+                on_question(i, len(examples), rec)
+    records = [done[e.id] for e in examples]
+    scores = [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", "")} for e, r in zip(examples, records, strict=True)]
+    summary = aggregate([{k2: v for k2, v in s.items() if k2 not in ("id", "kind")} for s in scores])
+    summary["seconds_per_question"] = sum(r["seconds"] for r in records) / len(records)
+    summary["lm_calls_per_question"] = sum(r["lm_calls"] for r in records) / len(records)
+    (run_dir / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores), encoding="utf-8")
+    (run_dir / "metrics.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return EvalResult(records, scores, summary, run_dir)

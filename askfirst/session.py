@@ -1,0 +1,47 @@
+"""Everything a command needs, opened once: store, retriever, LM and program."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dspy
+
+from askfirst.config import AskFirstConfig
+from askfirst.datasets.corpus import load_corpus
+from askfirst.lm.factory import configure_dspy
+from askfirst.programs.factory import build_program
+from askfirst.retrieval.factory import index_corpus, open_retriever, open_store
+from askfirst.retrieval.hybrid import HybridRetriever
+from askfirst.retrieval.indexer import IndexReport
+from askfirst.retrieval.qdrant_store import PassageStore
+
+
+@dataclass
+class Session:
+    config: AskFirstConfig
+    store: PassageStore
+    retriever: HybridRetriever
+    lm: dspy.LM
+    program: dspy.Module
+    index_report: IndexReport | None
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=None) -> Session:
+    """Open the store (bringing the index up to date with the corpus unless told not to), the LM and the program.
+
+    The corpus is read and the LM configured before any index work, so bad input or a missing model fails
+    fast, before minutes of embedding.
+    """
+    docs = load_corpus(config.data.corpus) if update_index else None
+    lm = configure_dspy(config)
+    store = open_store(config)
+    try:
+        report = index_corpus(config, store, docs=docs, progress=progress) if update_index else None
+        retriever = open_retriever(config, store)
+    except BaseException:
+        store.close()
+        raise
+    return Session(config, store, retriever, lm, build_program(config, retriever), report)

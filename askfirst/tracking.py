@@ -1,0 +1,70 @@
+"""MLflow tracking: one MLflow run per askfirst run, in a local SQLite store under ``runs/`` by default."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from askfirst.config import AskFirstConfig
+
+
+def tracking_uri(config: AskFirstConfig) -> str:
+    """``tracking.tracking_uri``, else ``MLFLOW_TRACKING_URI``, else ``sqlite:///<runs_dir>/mlflow.db``."""
+    return config.tracking.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{config.runs_path / 'mlflow.db'}"
+
+
+def flatten(tree: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+class Tracker:
+    """What a run logs; a disabled tracker accepts the same calls and records nothing."""
+
+    def __init__(self, mlflow=None):
+        self._mlflow = mlflow
+
+    @property
+    def run_id(self) -> str | None:
+        return self._mlflow.active_run().info.run_id if self._mlflow else None
+
+    def log_params(self, params: dict) -> None:
+        if self._mlflow:
+            self._mlflow.log_params({k: str(v)[:6000] for k, v in params.items()})
+
+    def log_metrics(self, metrics: dict, step: int | None = None) -> None:
+        if self._mlflow:
+            # MLflow metric names may not contain "@"; None (metric not applicable) is not logged.
+            clean = {k.replace("@", "_at_"): float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+            self._mlflow.log_metrics(clean, step=step)
+
+    def log_artifact(self, path: Path) -> None:
+        if self._mlflow and Path(path).exists():
+            self._mlflow.log_artifact(str(path))
+
+
+@contextmanager
+def tracked_run(config: AskFirstConfig, *, run_name: str, tags: dict | None = None) -> Iterator[Tracker]:
+    """Open an MLflow run with the resolved config as parameters (or a no-op tracker when tracking is off)."""
+    if not config.tracking.enabled:
+        yield Tracker()
+        return
+    import mlflow  # imported here: it costs seconds, and only tracked runs need it
+
+    mlflow.set_tracking_uri(tracking_uri(config))
+    if mlflow.get_experiment_by_name(config.tracking.experiment) is None:
+        artifacts = (config.runs_path / "mlartifacts").as_uri()
+        mlflow.create_experiment(config.tracking.experiment, artifact_location=artifacts)
+    mlflow.set_experiment(config.tracking.experiment)
+    with mlflow.start_run(run_name=run_name, tags=tags or {}):
+        tracker = Tracker(mlflow)
+        tracker.log_params(flatten(config.model_dump(mode="json")))
+        yield tracker

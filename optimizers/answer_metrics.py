@@ -1,0 +1,35 @@
+"""Answer-level checks: SQuAD-style normalisation, containment of a gold answer, token F1."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """Lower-case, drop punctuation and articles, fold white space (the SQuAD evaluation's normalisation)."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
+
+
+def contains_any(answer: str, golds: Sequence[str]) -> bool:
+    """True when some gold answer, normalised, occurs in the normalised answer (as whole tokens)."""
+    padded = f" {normalize_answer(answer)} "
+    return any(f" {g} " in padded for g in (normalize_answer(g) for g in golds) if g)
+
+
+def token_f1(answer: str, gold: str) -> float:
+    pred, ref = normalize_answer(answer).split(), normalize_answer(gold).split()
+    common = sum((Counter(pred) & Counter(ref)).values())
+    if not pred or not ref or common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def best_token_f1(answer: str, golds: Sequence[str]) -> float:
+    return max((token_f1(answer, g) for g in golds), default=0.0)

@@ -1,0 +1,79 @@
+"""Per-question scores of a program's prediction against a labelled example, and their aggregation."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from askfirst.optimizers.answer_metrics import best_token_f1, contains_any
+from askfirst.optimizers.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
+from askfirst.programs.routes import LABEL_TO_ROUTE, ROUTES
+
+
+def expected_route(example) -> str:
+    return LABEL_TO_ROUTE[example.answerability]
+
+
+def _outcome(example, route: str, answer_ok: bool | None) -> bool:
+    expected = expected_route(example)
+    if route != expected:
+        return False
+    # Where gold answers exist the reply must also contain one; otherwise the route is the outcome.
+    return answer_ok if answer_ok is not None else True
+
+
+def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
+    """Scores for one question.
+
+    Args:
+        example: Has ``answerability``, ``gold_answers``, ``gold_passages`` and optionally ``qrels``.
+        prediction: The program's output as a dict (``route``, ``answer``, ``citations``, ``retrieved_docs``, ``options``).
+        k: Cut-off for recall and nDCG.
+
+    Returns:
+        Flat dict of numbers/bools; retrieval scores are ``None`` for questions with no gold passages.
+    """
+    route = prediction["route"]
+    golds = list(example.get("gold_answers") or [])
+    qrels = dict(example.get("qrels") or {}) or {d: 1 for d in example.get("gold_passages") or []}
+    docs = unique_in_order(prediction.get("retrieved_docs") or [])
+    answer_ok = contains_any(prediction["answer"], golds) if golds else None
+    cited = set(prediction.get("citations_docs") or prediction.get("citations") or [])
+    options = [o.lower() for o in example.get("clarification_options") or []]
+    reply = (prediction["answer"] + " " + " ".join(prediction.get("options") or [])).lower()
+    return {
+        "route": route,
+        "expected_route": expected_route(example),
+        "route_correct": route == expected_route(example),
+        "outcome_correct": _outcome(example, route, answer_ok),
+        "answer_correct": answer_ok,
+        "answer_f1": best_token_f1(prediction["answer"], golds) if golds else None,
+        f"recall@{k}": recall_at_k(docs, qrels, k) if qrels else None,
+        f"ndcg@{k}": ndcg_at_k(docs, qrels, k) if qrels else None,
+        "citation_hit": bool(cited & set(qrels)) if qrels and route in ("answer", "partial") else None,
+        "clarification_hit": any(o in reply for o in options) if options and route == "clarify" else None,
+        "failed": route == "error",
+    }
+
+
+def _mean(values) -> float | None:
+    vals = [float(v) for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def aggregate(rows: list[dict]) -> dict:
+    """Means over questions (a metric skips questions where it is ``None``) plus per-route and confusion tables."""
+    keys = [k for k in rows[0] if k not in ("route", "expected_route")] if rows else []
+    summary = {k: _mean(r[k] for r in rows) for k in keys}
+    summary["n"] = len(rows)
+    per_route = {}
+    for route in ROUTES:
+        sub = [r for r in rows if r["expected_route"] == route]
+        if sub:
+            per_route[route] = {"n": len(sub), "route_accuracy": _mean(r["route_correct"] for r in sub),
+                                "outcome_accuracy": _mean(r["outcome_correct"] for r in sub)}
+    confusion: dict[str, Counter] = defaultdict(Counter)
+    for r in rows:
+        confusion[r["expected_route"]][r["route"]] += 1
+    summary["per_route"] = per_route
+    summary["confusion"] = {k: dict(v) for k, v in confusion.items()}
+    return summary

@@ -1,0 +1,56 @@
+"""Conversations as the programs see them, and the text forms the Signatures take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from askfirst.retrieval.chunking import Passage
+
+Role = Literal["user", "assistant"]
+
+
+class ConversationError(ValueError):
+    """A conversation the program cannot answer (empty, or not ending with a user turn)."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: Role
+    content: str
+
+
+def to_turns(conversation: str | list) -> list[Turn]:
+    """Accept a question string or a list of ``{"role", "content"}`` dicts (``speaker``/``text`` too, as in MTRAG)."""
+    if isinstance(conversation, str):
+        items = [{"role": "user", "content": conversation}]
+    else:
+        items = conversation
+    turns = []
+    for item in items:
+        if isinstance(item, Turn):
+            turns.append(item)
+            continue
+        role = item.get("role", item.get("speaker", "user"))
+        role = "assistant" if role in ("assistant", "agent", "system_response") else "user"
+        turns.append(Turn(role, str(item.get("content", item.get("text", "")))))
+    if not turns or turns[-1].role != "user":
+        raise ConversationError("the conversation must end with a user turn")
+    if not turns[-1].content.strip():
+        raise ConversationError("the question is empty")
+    return turns
+
+
+def format_history(turns: list[Turn], *, max_turns: int, max_chars: int = 600) -> str:
+    """Earlier turns (all but the last), newest ``max_turns`` kept, each cut to ``max_chars``."""
+    earlier = turns[:-1][-max_turns:] if max_turns else []
+    return "\n".join(f"{t.role}: {t.content[:max_chars]}" for t in earlier)
+
+
+def format_passages(passages: list[Passage], *, max_chars: int) -> str:
+    """Passages as ``[id] title: text``, the form every Signature reads and cites from."""
+    lines = []
+    for p in passages:
+        text = p.text if len(p.text) <= max_chars else p.text[:max_chars].rsplit(" ", 1)[0] + " ..."
+        lines.append(f"[{p.passage_id}] {p.title}: {text}")
+    return "\n".join(lines)

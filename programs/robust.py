@@ -1,0 +1,37 @@
+"""Calling a predictor so that a reply that cannot be parsed is retried, then reported, never raised mid-run."""
+
+from __future__ import annotations
+
+import logging
+
+import dspy
+from dspy.utils.exceptions import AdapterParseError
+
+logger = logging.getLogger(__name__)
+
+
+class StepFailed(RuntimeError):
+    """A program step whose LM reply could not be parsed after every retry."""
+
+    def __init__(self, step: str, attempts: int, cause: Exception):
+        super().__init__(f"{step}: no parseable LM reply after {attempts} attempt(s): {cause}")
+        self.step = step
+
+
+def call_predictor(predictor: dspy.Module, step: str, *, retries: int, **inputs) -> dspy.Prediction:
+    """Call ``predictor``; on a parse failure retry with a fresh rollout (a cache-busting key and a
+    little temperature), so the retry is a new sample rather than the cached failure.
+
+    Raises:
+        StepFailed: After ``retries`` extra attempts all failed to parse.
+    """
+    last: Exception | None = None
+    for attempt in range(retries + 1):
+        try:
+            if attempt == 0:
+                return predictor(**inputs)
+            return predictor(**inputs, config={"rollout_id": attempt, "temperature": 0.7})
+        except AdapterParseError as exc:
+            last = exc
+            logger.warning("%s: unparseable LM reply (attempt %d/%d): %s", step, attempt + 1, retries + 1, str(exc)[:200])
+    raise StepFailed(step, retries + 1, last)

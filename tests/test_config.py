@@ -1,0 +1,48 @@
+import pytest
+
+from askfirst.config import ConfigError, builtin_config_path, load_config, save_resolved
+
+
+def test_defaults_follow_the_seed_system():
+    cfg = load_config()
+    assert cfg.program.iterations == 3 and cfg.program.queries_per_iteration == 3
+    assert cfg.retriever.rrf_k == 60 and cfg.retriever.mode == "hybrid"
+
+
+def test_overrides_are_typed_and_dotted():
+    cfg = load_config(overrides=["program.iterations=1", "program.notes=false", "lm.model=openai/gpt-4o-mini", "data.limit=null"])
+    assert cfg.program.iterations == 1 and cfg.program.notes is False
+    assert cfg.lm.model == "openai/gpt-4o-mini" and cfg.data.limit is None
+
+
+def test_unknown_key_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="unknown key 'program.iterationz'"):
+        load_config(overrides=["program.iterationz=2"])
+    bad = tmp_path / "c.yaml"
+    bad.write_text("retriever:\n  rrf: 10\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'retriever.rrf'.*"):
+        load_config(bad)
+
+
+def test_bad_values_and_files(tmp_path):
+    with pytest.raises(ConfigError, match="program.iterations"):
+        load_config(overrides=["program.iterations=0"])
+    with pytest.raises(ConfigError, match="must look like"):
+        load_config(overrides=["program.iterations"])
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "missing.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("lm: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(broken)
+
+
+def test_resolved_config_round_trips(tmp_path):
+    cfg = load_config(overrides=["program.reranker=false", "retriever.per_retriever_k=7"])
+    path = save_resolved(cfg, tmp_path / "run")
+    assert load_config(path) == cfg
+
+
+@pytest.mark.parametrize("name", ["default", "demo"])
+def test_builtin_configs_load(name):
+    assert load_config(builtin_config_path(name)).data.corpus == "demo"

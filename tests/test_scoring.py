@@ -1,0 +1,44 @@
+import dspy
+
+from askfirst.optimizers.scoring import aggregate, score_prediction
+
+
+def _ex(label, golds=(), passages=(), options=()):
+    return dspy.Example(answerability=label, gold_answers=list(golds), gold_passages=list(passages), clarification_options=list(options))
+
+
+def _pred(route, answer="", docs=(), citations=(), options=()):
+    return {"route": route, "answer": answer, "retrieved_docs": list(docs), "citations": list(citations), "options": list(options)}
+
+
+def test_answerable_needs_route_and_gold_answer():
+    ex = _ex("ANSWERABLE", ["4,200"], ["fees-tuition"])
+    good = score_prediction(ex, _pred("answer", "It is EUR 4,200.", ["fees-tuition", "x"], ["fees-tuition"]), k=5)
+    assert good["outcome_correct"] and good["route_correct"] and good["citation_hit"]
+    assert good["recall@5"] == 1.0 and good["ndcg@5"] == 1.0
+    wrong_fact = score_prediction(ex, _pred("answer", "It is EUR 5,600.", ["x"]), k=5)
+    assert wrong_fact["route_correct"] and not wrong_fact["outcome_correct"] and wrong_fact["recall@5"] == 0.0
+    idk = score_prediction(ex, _pred("idk", "I don't know."), k=5)
+    assert not idk["route_correct"] and not idk["outcome_correct"] and idk["citation_hit"] is None
+
+
+def test_clarify_and_idk_routes():
+    amb = _ex("UNDERSPECIFIED", options=["lab", "registration"])
+    s = score_prediction(amb, _pred("clarify", "Which fee do you mean?", options=["Lab fee", "Tuition"]), k=5)
+    assert s["outcome_correct"] and s["clarification_hit"] is True
+    un = _ex("UNANSWERABLE")
+    assert score_prediction(un, _pred("idk", "I don't know."), k=5)["outcome_correct"]
+    assert score_prediction(un, _pred("answer", "EUR 10"), k=5)["outcome_correct"] is False
+    assert score_prediction(un, _pred("idk"), k=5)["recall@5"] is None
+
+
+def test_aggregate_tables():
+    rows = [
+        score_prediction(_ex("ANSWERABLE", ["1"]), _pred("answer", "1"), k=5),
+        score_prediction(_ex("ANSWERABLE", ["1"]), _pred("idk", "no"), k=5),
+        score_prediction(_ex("UNANSWERABLE"), _pred("error", "(failed)"), k=5),
+    ]
+    summary = aggregate(rows)
+    assert summary["n"] == 3 and summary["outcome_correct"] == 1 / 3 and summary["failed"] == 1 / 3
+    assert summary["per_route"]["answer"] == {"n": 2, "route_accuracy": 0.5, "outcome_accuracy": 0.5}
+    assert summary["confusion"] == {"answer": {"answer": 1, "idk": 1}, "idk": {"error": 1}}
