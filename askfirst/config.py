@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -26,7 +27,7 @@ class _Section(BaseModel):
 class LMConfig(_Section):
     """Which language model runs every DSPy step."""
 
-    model: str = Field("local/qwen2.5-coder-0.5b-instruct", description="'local/<name>' for the offline llama.cpp model, else any litellm model string.")
+    model: str = Field("local/qwen2.5-coder-1.5b-instruct", description="'local/<name>' for the offline llama.cpp model, else any litellm model string.")
     api_base: str | None = None
     api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key.")
     model_path: str | None = Field(None, description="Explicit GGUF file for a local model (still checked against its pinned SHA-256 unless sha256 is set).")
@@ -90,6 +91,7 @@ class AskFirstConfig(_Section):
     runs_dir: str = "runs"
     seed: int = 0
     lm: LMConfig = LMConfig()
+    retrieval_lm: LMConfig | None = Field(None, description="LM for the query generator, notes builder and re-ranker; default: lm.")
     retriever: RetrieverConfig = RetrieverConfig()
     program: ProgramConfig = ProgramConfig()
     data: DataConfig = DataConfig()
@@ -103,8 +105,26 @@ class AskFirstConfig(_Section):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
 
-def _parse_value(text: str) -> Any:
-    # YAML scalars give the user's intent: "3" -> 3, "false" -> False, "null" -> None.
+def _field_takes_text(dotted: str) -> bool:
+    """Whether the field at ``dotted`` is a string field (its override must not be read as a YAML number)."""
+    model: Any = AskFirstConfig
+    annotation = None
+    for part in dotted.split("."):
+        fields = getattr(model, "model_fields", {})
+        if part not in fields:
+            return False  # unknown key: validation reports it
+        annotation = fields[part].annotation
+        model = annotation
+    return annotation is str or (get_origin(annotation) in (Union, UnionType) and str in get_args(annotation))
+
+
+def _parse_value(dotted: str, text: str) -> Any:
+    # YAML scalars give the user's intent ("3" -> 3, "false" -> False, "null" -> None), except that a string
+    # field keeps the text as written: a SHA-256 of zeros or a numeric-looking name is not a number.
+    if text in ("null", "~"):
+        return None
+    if _field_takes_text(dotted):
+        return text
     return yaml.safe_load(text) if text != "" else ""
 
 
@@ -158,7 +178,7 @@ def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] |
         if "=" not in item:
             raise ConfigError(f"override {item!r} must look like section.key=value")
         key, value = item.split("=", 1)
-        _set_dotted(tree, key.strip(), _parse_value(value.strip()))
+        _set_dotted(tree, key.strip(), _parse_value(key.strip(), value.strip()))
     try:
         return AskFirstConfig.model_validate(tree)
     except ValidationError as exc:

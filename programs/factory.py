@@ -1,8 +1,17 @@
-"""Build the configured program."""
+"""Build the configured program, with its per-step LMs."""
 
 from askfirst.config import AskFirstConfig
+from askfirst.lm.factory import build_lm
 from askfirst.programs.notes_rag import IterativeNotesRAG
 
 
 def build_program(config: AskFirstConfig, retriever) -> IterativeNotesRAG:
-    return IterativeNotesRAG(retriever, config.program, retries=config.lm.parse_retries)
+    """The iterative-notes program; with ``retrieval_lm`` set, its retrieval-side steps run on that LM
+    (e.g. a small fast model) while classification and answering use ``lm``."""
+    program = IterativeNotesRAG(retriever, config.program, retries=config.lm.parse_retries)
+    if config.retrieval_lm is not None:
+        lm = build_lm(config.retrieval_lm, seed=config.seed)
+        program.retrieval.set_lm(lm)
+        if program.reranker is not None:
+            program.reranker.set_lm(lm)
+    return program

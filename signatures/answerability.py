@@ -4,21 +4,25 @@ from typing import Literal
 
 import dspy
 
+from askfirst.signatures.bounds import NoteList
+
 AnswerabilityLabel = Literal["ANSWERABLE", "PARTIAL", "UNDERSPECIFIED", "UNANSWERABLE"]
 
 
 class ClassifyAnswerability(dspy.Signature):
-    """Decide, from the retrieved passages alone, how the user's latest question can be answered.
-    ANSWERABLE: the passages state everything the question asks.
-    PARTIAL: the passages answer part of the question but not all of it.
-    UNDERSPECIFIED: the question is ambiguous — it could mean several different things that the passages
-    answer differently (for example "the fee" when there are tuition, lab and registration fees), so the
-    user must say which one they mean.
-    UNANSWERABLE: the passages do not contain the asked-for fact at all.
-    Do not use outside knowledge: judge only what the passages say."""
+    """Decide whether the passages answer the user's latest question.
+    First copy the sentences from the passages that answer the question, each with its [passage id]
+    (copy none if no passage answers it). Then choose the label:
+    ANSWERABLE: the copied sentences answer the whole question.
+    PARTIAL: they answer only part of the question; another part is not in the passages.
+    UNDERSPECIFIED: the question is vague and could mean several different things in the passages (for
+    example "the fee" when there are tuition, lab and registration fees), so the user must say which one.
+    UNANSWERABLE: no passage states what is asked.
+    Judge only from the passages, never from outside knowledge."""
 
     conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first; empty for a first question")
     question: str = dspy.InputField(desc="The user's latest question")
     passages: str = dspy.InputField(desc="Retrieved passages as '[id] title: text'")
+    answering_sentences: NoteList = dspy.OutputField(desc="Sentences copied from the passages that answer the question, each with its [id]")
     label: AnswerabilityLabel = dspy.OutputField()
     confidence: float = dspy.OutputField(desc="Probability between 0 and 1 that the label is right")

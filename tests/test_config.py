@@ -46,3 +46,9 @@ def test_resolved_config_round_trips(tmp_path):
 @pytest.mark.parametrize("name", ["default", "demo"])
 def test_builtin_configs_load(name):
     assert load_config(builtin_config_path(name)).data.corpus == "demo"
+
+
+def test_string_fields_keep_override_text():
+    cfg = load_config(overrides=[f"lm.sha256={'0' * 64}", "data.collection=2024", "lm.model_path=null", "lm.temperature=0.5"])
+    assert cfg.lm.sha256 == "0" * 64 and cfg.data.collection == "2024" and cfg.lm.model_path is None
+    assert cfg.lm.temperature == 0.5

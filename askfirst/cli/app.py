@@ -138,6 +138,7 @@ def evaluate(
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("mlflow").setLevel(logging.WARNING)  # its store-creation INFO lines are noise here
     try:
         app()
     except USER_ERRORS as exc:

@@ -7,7 +7,9 @@ with exactly the Signature's keys.
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from dspy.clients.engines.base import validate_request
@@ -23,27 +25,38 @@ def _text(parts) -> str:
 class LlamaCppEngine:
     """DSPy engine (``complete``/``stream``/``close``) running a GGUF model with llama-cpp-python.
 
-    The model loads on first use; calls are serialised because a ``Llama`` object is not thread-safe.
+    Each distinct system prompt (one per Signature) gets its own llama.cpp context, up to ``contexts``
+    of them, least recently used first out. llama.cpp skips re-reading a prompt prefix it already holds,
+    so a step's long instruction block is processed once instead of on every call; the weights are
+    memory-mapped and shared, so an extra context costs only its KV cache. Calls are serialised
+    because a ``Llama`` object is not thread-safe.
     """
 
     supports_response_schema = True
     supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format"})
 
-    def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0):
+    def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0, contexts: int = 6):
         self.model_path = str(model_path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
-        self._llama = None
+        self.contexts = contexts
+        self._llamas: OrderedDict[str, object] = OrderedDict()
         self._lock = threading.Lock()
         self.calls = 0
 
-    def _model(self):
-        if self._llama is None:
-            from llama_cpp import Llama
+    def _model(self, prefix: str):
+        key = hashlib.sha256(prefix.encode()).hexdigest()
+        if key in self._llamas:
+            self._llamas.move_to_end(key)
+            return self._llamas[key]
+        from llama_cpp import Llama
 
-            self._llama = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads, seed=self.seed, verbose=False)
-        return self._llama
+        if len(self._llamas) >= self.contexts:
+            self._llamas.popitem(last=False)[1].close()
+        llama = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads, seed=self.seed, verbose=False)
+        self._llamas[key] = llama
+        return llama
 
     @staticmethod
     def _response_format(fmt) -> dict | None:
@@ -71,7 +84,7 @@ class LlamaCppEngine:
             kwargs["top_p"] = cfg.top_p
         with self._lock:
             try:
-                out = self._model().create_chat_completion(messages=messages, **kwargs)
+                out = self._model(messages[0]["content"]).create_chat_completion(messages=messages, **kwargs)
             except ValueError as exc:
                 if "context window" in str(exc) or "exceed" in str(exc):
                     raise ContextLengthError(f"{exc} (n_ctx={self.n_ctx}; shorten inputs or raise lm.n_ctx)") from None
@@ -92,13 +105,12 @@ class LlamaCppEngine:
 
     def close(self) -> None:
         with self._lock:
-            if self._llama is not None:
-                self._llama.close()
-                self._llama = None
+            while self._llamas:
+                self._llamas.popitem()[1].close()
 
     def dump_state(self) -> dict:
-        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed}
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed, "contexts": self.contexts}
 
     @classmethod
     def load_state(cls, state: dict) -> LlamaCppEngine:
-        return cls(state["model_path"], n_ctx=state["n_ctx"], n_threads=state["n_threads"], seed=state["seed"])
+        return cls(state["model_path"], n_ctx=state["n_ctx"], n_threads=state["n_threads"], seed=state["seed"], contexts=state.get("contexts", 6))

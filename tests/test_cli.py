@@ -1,0 +1,70 @@
+"""The CLI's error paths: one clear line on stderr and exit code 2, never a traceback."""
+
+import json
+import sys
+
+import pytest
+
+from askfirst.cli.app import main
+
+
+def run_cli(monkeypatch, capsys, *args):
+    monkeypatch.setattr(sys, "argv", ["askfirst", *args])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def test_config_prints_resolved_yaml(monkeypatch, capsys):
+    code, out, _ = run_cli(monkeypatch, capsys, "config", "--set", "program.iterations=2")
+    assert code in (0, None) and "iterations: 2" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["config", "--set", "program.iterationz=2"], "unknown key 'program.iterationz'"),
+    (["config", "--config", "/no/such.yaml"], "config file not found"),
+    (["index", "--corpus", "/no/such/corpus.jsonl"], "corpus not found"),
+    (["ask"], "give either a question or --conversation"),
+    (["ask", ""], "the question is empty"),
+    (["ask", "   "], "the question is empty"),
+    (["ask", "--conversation", "/no/such.json"], "conversation file not found"),
+    (["eval", "--questions", "/no/such.jsonl"], "file not found"),
+])
+def test_bad_input_gives_a_clear_error(monkeypatch, capsys, tmp_path, args, message):
+    code, _, err = run_cli(monkeypatch, capsys, *args, "--set", f"runs_dir={tmp_path}")
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_malformed_files_name_file_and_line(monkeypatch, capsys, tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"_id": "a", "text": "ok"}\n{oops\n')
+    code, _, err = run_cli(monkeypatch, capsys, "index", "--corpus", str(corpus), "--set", f"runs_dir={tmp_path}")
+    assert code == 2 and f"{corpus}:2: malformed JSON" in err
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "x", "turns": [{"role": "user", "content": "hi"}]}) + "\n" + json.dumps({"id": "y", "turns": []}) + "\n")
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--questions", str(questions), "--set", f"runs_dir={tmp_path}")
+    assert code == 2 and f"{questions}:2:" in err
+    conv = tmp_path / "conv.json"
+    conv.write_text('[{"role": "user", "content": "hi"},')
+    code, _, err = run_cli(monkeypatch, capsys, "ask", "--conversation", str(conv))
+    assert code == 2 and "malformed JSON" in err
+
+
+def test_missing_model_weights_are_explained(monkeypatch, capsys, tmp_path):
+    f = tmp_path / "weights.gguf"
+    f.write_bytes(b"not the pinned file")
+    code, _, err = run_cli(monkeypatch, capsys, "ask", "What is the lab fee?", "--set", f"runs_dir={tmp_path}",
+                           "--set", f"lm.model_path={f}", "--set", f"lm.sha256={'0' * 64}")
+    assert code == 2 and "refusing to load it" in err
+
+
+def test_index_command_is_incremental(monkeypatch, capsys, tmp_path):
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# Parking\nA parking permit costs EUR 95 per semester.")
+    code, out, _ = run_cli(monkeypatch, capsys, "index", "--corpus", str(corpus), "--set", f"runs_dir={tmp_path}")
+    assert code in (0, None) and "1 added" in out
+    code, out, _ = run_cli(monkeypatch, capsys, "index", "--corpus", str(corpus), "--set", f"runs_dir={tmp_path}")
+    assert "0 added" in out and "1 unchanged" in out

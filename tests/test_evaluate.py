@@ -1,0 +1,101 @@
+"""The evaluation runner: incremental output, resume after interruption, per-question failures scored."""
+
+import json
+
+import dspy
+import pytest
+
+from askfirst.datasets.errors import DataError
+from askfirst.datasets.questions import load_questions
+from askfirst.evaluate import PREDICTIONS_FILE, run_eval
+from askfirst.retrieval.chunking import Passage
+
+
+class ScriptedProgram(dspy.Module):
+    """Answers each question id from a script; records which ids it was asked."""
+
+    def __init__(self, script):
+        super().__init__()
+        self.script = script
+        self.asked = []
+
+    def forward(self, conversation):
+        qid = next(k for k, (turn, _) in self.script.items() if turn == conversation[-1]["content"])
+        self.asked.append(qid)
+        action = self.script[qid][1]
+        if isinstance(action, BaseException):
+            raise action
+        route, answer, docs = action
+        evidence = [Passage(d, d, d, "text") for d in docs]
+        return dspy.Prediction(route=route, answer=answer, citations=docs[:1], evidence=evidence, label=None, confidence=None)
+
+
+@pytest.fixture
+def examples():
+    return load_questions("demo", limit=4)
+
+
+def _script(examples, fail_on=None, interrupt_on=None):
+    script = {}
+    for e in examples:
+        action = ("answer", " ".join(e.gold_answers) or "x", e.gold_passages)
+        if e.id == fail_on:
+            action = RuntimeError("backend exploded")
+        if e.id == interrupt_on:
+            action = KeyboardInterrupt()
+        script[e.id] = (e.conversation[-1]["content"], action)
+    return script
+
+
+def test_scores_and_writes_every_question(tmp_path, examples):
+    result = run_eval(ScriptedProgram(_script(examples)), examples, run_dir=tmp_path)
+    lines = (tmp_path / PREDICTIONS_FILE).read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [e.id for e in examples]
+    assert result.summary["outcome_correct"] == 1.0 and result.summary["recall@5"] == 1.0
+    assert json.loads((tmp_path / "metrics.json").read_text())["n"] == 4
+
+
+def test_one_failure_does_not_stop_the_run(tmp_path, examples):
+    result = run_eval(ScriptedProgram(_script(examples, fail_on=examples[1].id)), examples, run_dir=tmp_path)
+    failed = result.records[1]
+    assert failed["route"] == "error" and "backend exploded" in failed["answer"]
+    assert result.summary["failed"] == 0.25 and result.summary["outcome_correct"] == 0.75
+
+
+def test_interrupted_run_resumes_without_asking_again(tmp_path, examples):
+    first = ScriptedProgram(_script(examples, interrupt_on=examples[2].id))
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(first, examples, run_dir=tmp_path)
+    assert len((tmp_path / PREDICTIONS_FILE).read_text().splitlines()) == 2
+    with (tmp_path / PREDICTIONS_FILE).open("a") as f:
+        f.write('{"id": "a0')  # a line cut short by the interruption
+    second = ScriptedProgram(_script(examples))
+    result = run_eval(second, examples, run_dir=tmp_path)
+    assert second.asked == [examples[2].id, examples[3].id]
+    assert [r["id"] for r in result.records] == [e.id for e in examples]
+
+
+def test_demo_question_set_covers_every_route():
+    qs = load_questions("demo")
+    labels = {q.answerability for q in qs}
+    assert labels == {"ANSWERABLE", "PARTIAL", "UNDERSPECIFIED", "UNANSWERABLE"}
+    assert any(len(q.conversation) > 1 for q in qs) and any(q.kind == "multi-hop" for q in qs)
+    assert all(q.gold_passages for q in qs if q.answerability in ("ANSWERABLE", "PARTIAL"))
+
+
+def test_bad_question_lines_are_named(tmp_path):
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"id": "a", "turns": [{"role": "user", "content": "hi"}], "answerability": "MAYBE"}\n')
+    with pytest.raises(DataError, match=r"q\.jsonl:1: answerability 'MAYBE'"):
+        load_questions(f)
+    f.write_text('{"id": "a", "turns": [{"role": "user", "content": "hi"}]}\n{"id": "a", "turns": [{"role": "user", "content": "x"}]}\n')
+    with pytest.raises(DataError, match=r"q\.jsonl:2: duplicate id"):
+        load_questions(f)
+
+
+def test_demo_gold_passages_exist_in_the_demo_corpus():
+    from askfirst.datasets.corpus import load_corpus
+
+    ids = {d.doc_id for d in load_corpus("demo")}
+    for q in load_questions("demo"):
+        assert set(q.gold_passages) <= ids, q.id

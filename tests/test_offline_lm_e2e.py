@@ -1,0 +1,69 @@
+"""The real offline LM (llama.cpp + the pinned Qwen GGUF files) end to end on demo questions.
+
+Slow (a few minutes on 2 CPU cores): the one place the whole stack runs for real, with no stand-ins.
+"""
+
+import importlib.util
+
+import dspy
+import pytest
+
+from askfirst.config import builtin_config_path, load_config
+from askfirst.datasets.questions import load_questions
+from askfirst.lm.local_models import ModelNotFoundError
+
+pytestmark = pytest.mark.offline_lm
+
+if importlib.util.find_spec("llama_cpp") is None:
+    pytest.skip("llama-cpp-python is not installed (pip install 'askfirst[local]')", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    from askfirst.session import open_session
+
+    runs = tmp_path_factory.mktemp("runs")
+    config = load_config(builtin_config_path("demo"), overrides=[f"runs_dir={runs}"])
+    try:
+        s = open_session(config)
+    except ModelNotFoundError as exc:  # the README's setup installs the models; say plainly if it was skipped
+        pytest.fail(f"offline model missing: {exc}")
+    with dspy.context(lm=s.lm):
+        yield s
+    s.close()
+
+
+def test_schema_constrained_decoding_always_parses(session):
+    from typing import Literal
+
+    class Pick(dspy.Signature):
+        """Pick the passage that answers the question."""
+
+        question: str = dspy.InputField()
+        passage_ids: list[str] = dspy.InputField()
+        choice: Literal["fees-lab", "fees-registration", "none"] = dspy.OutputField()
+        keywords: list[str] = dspy.OutputField()
+
+    predict = dspy.Predict(Pick)
+    for q in ("How much is the lab fee?", "What is the registration fee?", "Who won the 1998 World Cup?"):
+        out = predict(question=q, passage_ids=["fees-lab", "fees-registration"])
+        assert out.choice in ("fees-lab", "fees-registration", "none") and isinstance(out.keywords, list)
+
+
+def _ask(session, qid):
+    example = next(e for e in load_questions("demo") if e.id == qid)
+    return example, session.program(conversation=example.conversation)
+
+
+@pytest.mark.parametrize("qid", ["a01", "a05"])
+def test_answerable_question_is_answered_with_a_citation(session, qid):
+    example, pred = _ask(session, qid)
+    assert pred.route == "answer", pred.answer
+    assert any(g.replace(",", "") in pred.answer.replace(",", "") for g in example.gold_answers), pred.answer
+    assert set(example.gold_passages) & set(pred.citations), pred.citations
+
+
+def test_multi_turn_follow_up_uses_the_history(session):
+    example, pred = _ask(session, "t01")
+    assert pred.route in ("answer", "partial") and "350" in pred.answer
+    assert "fees-tuition-undergraduate" in pred.retrieved_ids
