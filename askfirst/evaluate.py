@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dspy
 
+from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.optimizers.retrieval_metrics import unique_in_order
 from askfirst.optimizers.scoring import aggregate, score_prediction
 
@@ -69,16 +70,14 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
     """
     out_path = run_dir / PREDICTIONS_FILE
     done = read_finished(out_path)
-    lm = dspy.settings.lm
-    with out_path.open("a", encoding="utf-8") as out:
+    with out_path.open("a", encoding="utf-8") as out, counting_lm_calls() as counter:
         for i, example in enumerate(examples, start=1):
             if example.id in done:
                 continue
-            start, calls_before = time.perf_counter(), len(lm.history) if lm else 0
+            start, calls_before = time.perf_counter(), counter.count
             try:
                 pred = program(conversation=example.conversation)
-                rec = prediction_record(example, pred, seconds=time.perf_counter() - start,
-                                        lm_calls=(len(lm.history) - calls_before) if lm else 0)
+                rec = prediction_record(example, pred, seconds=time.perf_counter() - start, lm_calls=counter.count - calls_before)
             except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
                 logger.warning("question %s failed: %s", example.id, exc)
                 rec = failure_record(example, exc, seconds=time.perf_counter() - start)

@@ -78,10 +78,17 @@ def ask(
     to_turns(turns)  # validates before any model or index is loaded
     session = open_session(resolve(config, set_))
     try:
+        import time
+
         import dspy
 
-        pred = session.program(conversation=turns)
-        record = prediction_record(dspy.Example(id="ask", conversation=turns), pred, seconds=0.0, lm_calls=0)
+        from askfirst.lm.call_counter import counting_lm_calls
+
+        start = time.perf_counter()
+        with counting_lm_calls() as counter:
+            pred = session.program(conversation=turns)
+        record = prediction_record(dspy.Example(id="ask", conversation=turns), pred, seconds=time.perf_counter() - start,
+                                   lm_calls=counter.count)
     finally:
         session.close()
     if as_json:
