@@ -1,0 +1,84 @@
+"""Metrics in the two forms DSPy's optimisers take.
+
+- GEPA form: ``metric(gold, pred, trace=None, pred_name=None, pred_trace=None)`` returns
+  ``dspy.Prediction(score=…, feedback=…)``, where the feedback says what went wrong (missed gold passages,
+  wrong route, an "I don't know" on an answerable question, a missing clarification).
+- Float form (``metric.as_float()``) for ``dspy.Evaluate`` and MIPROv2. A ``dspy.Prediction`` is truthy
+  even at score 0, so MIPROv2's bootstrapping would accept every demo if it were handed one.
+"""
+
+from __future__ import annotations
+
+import dspy
+
+from askfirst.evaluate import prediction_record
+from askfirst.optimizers.scoring import score_prediction
+
+
+def _record(gold, pred) -> dict:
+    return prediction_record(gold, pred, seconds=0.0, lm_calls=0)
+
+
+class _Metric:
+    name = "metric"
+
+    def score(self, gold, pred) -> tuple[float, str]:
+        raise NotImplementedError
+
+    def __call__(self, gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
+        score, feedback = self.score(gold, pred)
+        return dspy.Prediction(score=score, feedback=feedback)
+
+    def as_float(self):
+        def metric(gold, pred, trace=None) -> float:
+            return self.score(gold, pred)[0]
+
+        metric.__name__ = self.name
+        return metric
+
+
+class RecallMetric(_Metric):
+    """Recall@k of the evidence against the gold passages (documents), with the missed ids as feedback."""
+
+    def __init__(self, *, k: int = 10):
+        self.k = k
+        self.name = f"recall@{k}"
+
+    def score(self, gold, pred) -> tuple[float, str]:
+        rec = _record(gold, pred)
+        value = score_prediction(gold, rec, k=self.k)[f"recall@{self.k}"]
+        if value is None:
+            return 1.0, "No gold passages for this question, so retrieval is not scored."
+        relevant = set(gold.get("qrels") or {}) or set(gold.gold_passages)
+        missed = sorted(relevant - set(rec["retrieved_docs"][: self.k]))
+        if not missed:
+            return value, f"All gold passages were retrieved in the top {self.k}."
+        return value, (f"Recall@{self.k} = {value:.2f}. Missed gold passages: {', '.join(missed)}. "
+                       f"Retrieved instead: {', '.join(rec['retrieved_docs'][: self.k]) or 'nothing'}. "
+                       f"Queries used: {rec['queries']}.")
+
+
+class OutcomeMetric(_Metric):
+    """1 when the reply takes the expected route (and, where gold answers exist, contains one), else 0."""
+
+    name = "outcome"
+
+    def score(self, gold, pred) -> tuple[float, str]:
+        rec = _record(gold, pred)
+        s = score_prediction(gold, rec, k=5)
+        route, expected = s["route"], s["expected_route"]
+        if s["outcome_correct"]:
+            return 1.0, f"Correct: the reply took the expected route '{expected}'."
+        if route == "error":
+            return 0.0, f"A step failed to produce a parseable reply: {rec['answer']}"
+        if route != expected:
+            why = {
+                ("answer", "idk"): "It said 'I don't know' although the passages answer the question.",
+                ("answer", "clarify"): "It asked for clarification although the question is specific and answerable.",
+                ("clarify", "answer"): "The question is ambiguous; it should have asked which one the user means"
+                                       + (f" (e.g. {', '.join(gold.clarification_options)})" if gold.get("clarification_options") else "") + ".",
+                ("idk", "answer"): "The passages do not contain the answer; it should have said it does not know instead of answering.",
+                ("partial", "answer"): "Only part of the question is answerable; it should have answered that part and said what is missing.",
+            }.get((expected, route), f"It took route '{route}' where '{expected}' was expected.")
+            return 0.0, why
+        return 0.0, f"Right route '{route}', but the answer contains none of the gold answers {gold.gold_answers}: {rec['answer'][:300]!r}"

@@ -1,0 +1,41 @@
+import dspy
+import pytest
+
+from askfirst.optimizers.feedback_metrics import OutcomeMetric, RecallMetric
+from askfirst.retrieval.chunking import Passage
+
+
+def _gold(label="ANSWERABLE", answers=("85",), passages=("fees-lab",), options=()):
+    return dspy.Example(id="q", conversation=[{"role": "user", "content": "q?"}], answerability=label, gold_answers=list(answers),
+                        gold_passages=list(passages), clarification_options=list(options))
+
+
+def _pred(route, answer, ids=(), citations=()):
+    return dspy.Prediction(route=route, answer=answer, citations=list(citations), evidence=[Passage(i, i.split("#")[0], "", "") for i in ids],
+                           queries=[["lab fee"]])
+
+
+def test_recall_metric_reports_missed_passages():
+    gold = _gold(passages=("fees-lab", "course-chem101"))
+    chunks = _pred("answer", "EUR 85", ["fees-lab#0", "fees-lab#1", "course-chem101"])
+    out = RecallMetric(k=1)(gold, chunks)
+    assert out.score == 0.5 and "Missed gold passages: course-chem101" in out.feedback
+    assert RecallMetric(k=2)(gold, chunks).score == 1.0  # two chunks of one document take one rank, not two
+    assert RecallMetric(k=2).as_float()(gold, _pred("answer", "x", ["course-chem101", "fees-lab"])) == 1.0
+    assert RecallMetric()(_gold("UNANSWERABLE", (), ()), _pred("idk", "no")).score == 1.0
+
+
+@pytest.mark.parametrize(("gold", "pred", "score", "phrase"), [
+    (_gold(), _pred("answer", "The fee is EUR 85."), 1.0, "Correct"),
+    (_gold(), _pred("idk", "I don't know."), 0.0, "although the passages answer"),
+    (_gold(), _pred("answer", "The fee is EUR 60."), 0.0, "none of the gold answers"),
+    (_gold("UNDERSPECIFIED", (), (), ("lab", "tuition")), _pred("answer", "EUR 85"), 0.0, "e.g. lab, tuition"),
+    (_gold("UNANSWERABLE", (), ()), _pred("answer", "EUR 95"), 0.0, "should have said it does not know"),
+    (_gold("PARTIAL"), _pred("answer", "EUR 85"), 0.0, "said what is missing"),
+    (_gold(), _pred("error", "(failed: notes_builder)"), 0.0, "parseable"),
+])
+def test_outcome_metric_scores_and_explains(gold, pred, score, phrase):
+    out = OutcomeMetric()(gold, pred, trace=None, pred_name=None, pred_trace=None)
+    assert out.score == score and phrase in out.feedback
+    as_float = OutcomeMetric().as_float()(gold, pred)
+    assert isinstance(as_float, float) and as_float == score
