@@ -81,6 +81,28 @@ class DataConfig(_Section):
     shared_data_dir: str | None = Field(None, description="Where ../shared/data lives; ASKFIRST_DATA_DIR overrides.")
 
 
+class EvalConfig(_Section):
+    """What ``eval`` scores beyond routes, answers and retrieval."""
+
+    hm: bool = Field(False, description="Also run MTRAGEval's judges and report RL_F, RB_llm, RB_agg and their IDK-conditioned HM.")
+
+
+class CompileConfig(_Section):
+    """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2."""
+
+    optimizer: Literal["gepa", "miprov2"] = "gepa"
+    objective: Literal["recall", "outcome", "both", "hm"] = Field("recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean.")
+    auto: Literal["light", "medium", "heavy"] | None = Field("light", description="Budget preset; set null to use max_metric_calls / max_full_evals.")
+    max_metric_calls: int | None = Field(None, ge=1, description="GEPA: explicit metric-call budget (needs auto=null).")
+    max_full_evals: int | None = Field(None, ge=1, description="GEPA: budget in full validation passes (needs auto=null).")
+    num_trials: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: optimisation trials.")
+    num_candidates: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: instruction/demo candidates.")
+    reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
+    train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of conversations in the trainset; the rest is the valset.")
+    recall_k: int = Field(10, ge=1)
+    threads: int = Field(1, ge=1)
+
+
 class TrackingConfig(_Section):
     enabled: bool = True
     tracking_uri: str | None = Field(None, description="Default: MLFLOW_TRACKING_URI, else sqlite under runs_dir.")
@@ -92,9 +114,12 @@ class AskFirstConfig(_Section):
     seed: int = 0
     lm: LMConfig = LMConfig()
     retrieval_lm: LMConfig | None = Field(None, description="LM for the query generator, notes builder and re-ranker; default: lm.")
+    judge_lm: LMConfig | None = Field(None, description="LM for the MTRAGEval judges (IDK, clarification, faithfulness, rating); default: lm.")
     retriever: RetrieverConfig = RetrieverConfig()
     program: ProgramConfig = ProgramConfig()
     data: DataConfig = DataConfig()
+    eval: EvalConfig = EvalConfig()
+    compile: CompileConfig = CompileConfig()
     tracking: TrackingConfig = TrackingConfig()
 
     @property

@@ -94,3 +94,23 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
     (run_dir / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores), encoding="utf-8")
     (run_dir / "metrics.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return EvalResult(records, scores, summary, run_dir)
+
+
+def judge_records(examples: list[dspy.Example], records: list[dict], judges, passage_text: dict[str, str], *, run_dir: Path) -> dict:
+    """Run MTRAGEval's judges over finished records; per-question results go to ``hm.jsonl``.
+
+    Returns:
+        Means of the conditioned RL_F, RB_llm, RB_agg, their harmonic mean ``HM`` and the IDK rate.
+    """
+    from askfirst.programs.mtrag_judges import aggregate_hm
+
+    rows = []
+    with (run_dir / "hm.jsonl").open("w", encoding="utf-8") as out:
+        for example, rec in zip(examples, records, strict=True):
+            reference = example.get("reference") or " ".join(example.get("gold_answers") or [])
+            row = judges(turns=example.conversation, answer=rec["answer"], answerability=example.answerability,
+                         reference=reference, passages=[passage_text[p] for p in rec["retrieved"] if p in passage_text])
+            rows.append(row)
+            out.write(json.dumps({"id": example.id, "idk": row.idk, "clarification": row.clarification, "raw": row.raw,
+                                  "conditioned": row.conditioned, "hm": row.hm}) + "\n")
+    return aggregate_hm(rows)

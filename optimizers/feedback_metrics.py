@@ -82,3 +82,34 @@ class OutcomeMetric(_Metric):
             }.get((expected, route), f"It took route '{route}' where '{expected}' was expected.")
             return 0.0, why
         return 0.0, f"Right route '{route}', but the answer contains none of the gold answers {gold.gold_answers}: {rec['answer'][:300]!r}"
+
+
+class HMMetric(_Metric):
+    """Per-question IDK-conditioned harmonic mean of RL_F, RB_llm and RB_agg (MTRAGEval), judged by ``judges``.
+
+    The leaderboard's HM is taken over per-metric means; per question, the harmonic mean of the three
+    conditioned scores is the proxy an optimiser can use, and the feedback names the failing part.
+    """
+
+    name = "hm"
+
+    def __init__(self, judges):
+        self.judges = judges
+
+    def score(self, gold, pred) -> tuple[float, str]:
+        if pred.route == "error":
+            return 0.0, f"A step failed to produce a parseable reply: {pred.answer}"
+        reference = gold.get("reference") or " ".join(gold.get("gold_answers") or [])
+        out = self.judges(turns=gold.conversation, answer=pred.answer, answerability=gold.answerability, reference=reference,
+                          passages=[p.text for p in pred.get("evidence") or []])
+        parts = ", ".join(f"{m}={v:.2f}" for m, v in out.conditioned.items())
+        if gold.answerability == "UNDERSPECIFIED":
+            why = "It asked for clarification, as the ambiguous question needs." if out.clarification == 1 else "The question is ambiguous; the reply should ask the user which reading they mean."
+        elif gold.answerability in ("UNANSWERABLE", "CONVERSATIONAL"):
+            why = "It said it does not know, as it should." if out.idk == 1 else "The documents do not answer this; the reply should say it does not know."
+        elif out.idk == 1:
+            why = "It said 'I don't know' on an answerable question, which scores 0 on every metric."
+        else:
+            weakest = min(out.conditioned, key=out.conditioned.get)
+            why = f"Answered; the weakest part is {weakest} ({'unsupported claims' if weakest == 'RL_F' else 'distance from the reference answer'})."
+        return out.hm, f"{why} Conditioned scores: {parts}."

@@ -2,6 +2,7 @@
 
 from askfirst.config import AskFirstConfig
 from askfirst.lm.factory import build_lm
+from askfirst.programs.mtrag_judges import MTRAGJudges
 from askfirst.programs.notes_rag import IterativeNotesRAG
 
 
@@ -15,3 +16,11 @@ def build_program(config: AskFirstConfig, retriever) -> IterativeNotesRAG:
         if program.reranker is not None:
             program.reranker.set_lm(lm)
     return program
+
+
+def build_judges(config: AskFirstConfig, embedder) -> MTRAGJudges:
+    """MTRAGEval's judges, on ``judge_lm`` when set (else the configured ``lm``)."""
+    judges = MTRAGJudges(embedder, retries=config.lm.parse_retries)
+    if config.judge_lm is not None:
+        judges.set_lm(build_lm(config.judge_lm, seed=config.seed))
+    return judges

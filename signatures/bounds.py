@@ -1,24 +1,39 @@
 """Length-bounded output types.
 
 The bounds become ``maxItems``/``maxLength`` in the JSON schema that constrained decoding enforces, so a
-small model cannot loop inside a list until it runs out of tokens; the adapter validates them too.
-Each list type is a named alias because DSPy keeps a field's bare annotation: a top-level
-``Annotated[list, Field(max_length=…)]`` would lose its bound on the way to the schema.
+small model cannot loop inside a list until it runs out of tokens, and a grammar-closed string always
+parses where a ``max_tokens`` cut never does. The adapter validates the bounds too.
+
+Each type is a real class (a ``list`` or ``str`` subclass carrying its own pydantic schema): DSPy keeps
+only a field's bare annotation, so ``Annotated[list, Field(max_length=…)]`` would lose its bound, and
+its optimisers rebuild Signatures with a check that accepts classes but not type aliases.
 """
 
-from typing import Annotated
+from __future__ import annotations
 
-from pydantic import Field, StringConstraints
-from typing_extensions import TypeAliasType
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
 
-ShortText = Annotated[str, StringConstraints(max_length=160)]
-PassageId = Annotated[str, StringConstraints(max_length=80)]
 
-QueryList = TypeAliasType("QueryList", Annotated[list[ShortText], Field(max_length=4)])
-NoteList = TypeAliasType("NoteList", Annotated[list[ShortText], Field(max_length=3)])
-IdList = TypeAliasType("IdList", Annotated[list[PassageId], Field(max_length=10)])
-OptionList = TypeAliasType("OptionList", Annotated[list[ShortText], Field(max_length=6)])
+def _bounded_list(name: str, *, max_items: int, max_chars: int) -> type:
+    def schema(cls, source, handler: GetCoreSchemaHandler):
+        items = core_schema.list_schema(core_schema.str_schema(max_length=max_chars), max_length=max_items)
+        return core_schema.no_info_after_validator_function(cls, items, serialization=core_schema.plain_serializer_function_ser_schema(list))
 
-# Free text is bounded too: a grammar-closed string always parses, where a max_tokens cut never does.
-AnswerText = TypeAliasType("AnswerText", Annotated[str, StringConstraints(max_length=700)])
-BriefText = TypeAliasType("BriefText", Annotated[str, StringConstraints(max_length=300)])
+    return type(name, (list,), {"__get_pydantic_core_schema__": classmethod(schema), "__doc__": f"At most {max_items} strings of at most {max_chars} characters."})
+
+
+def _bounded_text(name: str, *, max_chars: int) -> type:
+    def schema(cls, source, handler: GetCoreSchemaHandler):
+        return core_schema.no_info_after_validator_function(cls, core_schema.str_schema(max_length=max_chars),
+                                                            serialization=core_schema.plain_serializer_function_ser_schema(str))
+
+    return type(name, (str,), {"__get_pydantic_core_schema__": classmethod(schema), "__doc__": f"Text of at most {max_chars} characters."})
+
+
+QueryList = _bounded_list("QueryList", max_items=4, max_chars=160)
+NoteList = _bounded_list("NoteList", max_items=3, max_chars=160)
+IdList = _bounded_list("IdList", max_items=10, max_chars=80)
+OptionList = _bounded_list("OptionList", max_items=6, max_chars=160)
+AnswerText = _bounded_text("AnswerText", max_chars=700)
+BriefText = _bounded_text("BriefText", max_chars=300)

@@ -67,3 +67,71 @@ def demo_index(tmp_path_factory):
     retriever = open_retriever(config, store)
     yield config, store, retriever, report
     store.close()
+
+
+class SchemaFollowingEngine:
+    """A test LM engine that answers any Signature: scripted replies chosen by output field, else placeholders.
+
+    It reads the output field names and types from DSPy's system prompt, so every module, optimiser
+    proposer and judge gets a well-formed JSON reply without a real model. Calls with no output fields
+    (GEPA's reflection prompt) get a fenced new instruction.
+    """
+
+    supports_response_schema = False
+    supported_params = frozenset({"temperature", "max_tokens", "response_format"})
+
+    def __init__(self, scripted: dict[str, dict] | None = None):
+        self.scripted = scripted or {}
+        self.calls = 0
+
+    @staticmethod
+    def _placeholder(type_text: str):
+        import re
+
+        if type_text.startswith("Literal["):
+            return re.findall(r"'([^']*)'", type_text)[0]
+        if type_text.startswith(("list", "List", "QueryList", "NoteList", "IdList", "OptionList")):
+            return []
+        if type_text == "float":
+            return 0.5
+        if type_text == "int":
+            return 1
+        if type_text == "bool":
+            return True
+        return "placeholder text"
+
+    def complete(self, request):
+        import json
+        import re
+
+        from dspy.lm15 import Message, Response, TextPart, Usage
+
+        self.calls += 1
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+        section = system.split("Your output fields are:", 1)[1].split("All interactions", 1)[0] if "Your output fields are:" in system else ""
+        fields = re.findall(r"^\d+\. `(\w+)` \(([^)]*?)\)", section, flags=re.M)
+        if not fields:
+            text = "```\nAnswer only from the passages and cite passage ids.\n```"
+        else:
+            names = [n for n, _ in fields]
+            reply = next((r for key, r in self.scripted.items() if key in names), {})
+            text = json.dumps({n: reply.get(n, self._placeholder(t.strip())) for n, t in fields})
+        return Response(id=None, model="schema-following", message=Message.assistant([TextPart(text)]), finish_reason="stop",
+                        usage=Usage(input_tokens=0, output_tokens=0, total_tokens=0))
+
+    def stream(self, request):
+        from dspy.lm15 import response_to_events
+
+        return response_to_events(self.complete(request))
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def schema_lm():
+    """``schema_lm(scripted)`` -> a ``dspy.LM`` over ``SchemaFollowingEngine`` (cache off)."""
+    def _make(scripted=None):
+        return dspy.LM("test/schema-following", engine=SchemaFollowingEngine(scripted), cache=False)
+
+    return _make

@@ -103,6 +103,7 @@ def evaluate(
     questions: Annotated[str | None, typer.Option(help="Question-set JSONL (default: data.questions).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
     resume: Annotated[Path | None, typer.Option(help="A run folder to finish: its saved config is reused and answered questions are skipped.")] = None,
+    program: Annotated[Path | None, typer.Option(help="Compiled program: a compile run folder or its program.json (state JSON).")] = None,
 ) -> None:
     """Index the corpus if needed, run the program over a question set, print and log the metrics."""
     from askfirst.cli.render import console, print_summary
@@ -123,15 +124,31 @@ def evaluate(
     run_dir = run_dir or new_run_dir(cfg, "eval")
     console.print(f"run folder: {run_dir}")
     session = open_session(cfg, progress=lambda done, todo: console.print(f"  indexing: embedded {done}/{todo}"))
+    if program:
+        from askfirst.optimizers.compile import load_compiled
+
+        load_compiled(session.program, program)
     k = cfg.program.evidence_k
     try:
         with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "eval"}) as tracker:
-            tracker.log_params({"model_id": session.lm.model, "questions": cfg.data.questions, "n_questions": len(examples)})
+            tracker.log_params({"model_id": session.lm.model, "questions": cfg.data.questions, "n_questions": len(examples),
+                                "compiled_program": str(program or "")})
 
             def progress(i, n, rec):
                 console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")
 
             result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress)
+            if cfg.eval.hm:
+                from askfirst.evaluate import judge_records
+                from askfirst.programs.factory import build_judges
+
+                console.print("judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg uses MiniLM "
+                              "cosine as a stand-in for BERTScore)")
+                judges = build_judges(cfg, session.retriever.embedder)
+                texts = {pid: p.text for pid, p in session.retriever.passages.items()}
+                result.summary["mtrag"] = judge_records(examples, result.records, judges, texts, run_dir=run_dir)
+                tracker.log_metrics(result.summary["mtrag"])
+                tracker.log_artifact(run_dir / "hm.jsonl")
             tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
             for route, row in result.summary["per_route"].items():
                 tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})
@@ -141,6 +158,49 @@ def evaluate(
         session.close()
     print_summary(result.summary, k=k)
     console.print(f"outputs: {run_dir}")
+
+
+@app.command("compile")
+def compile_(
+    config: ConfigOpt = None, set_: SetOpt = None,
+    optimizer: Annotated[str | None, typer.Option(help="gepa or miprov2 (default: compile.optimizer).")] = None,
+    objective: Annotated[str | None, typer.Option(help="recall, outcome or both (default: compile.objective).")] = None,
+    questions: Annotated[str | None, typer.Option(help="Question-set JSONL to split into train/validation by conversation.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+) -> None:
+    """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
+    from askfirst.cli.render import console
+    from askfirst.datasets.questions import load_questions
+    from askfirst.lm.factory import build_lm
+    from askfirst.optimizers.compile import compile_program, save_compiled, split_by_conversation
+    from askfirst.run_dir import new_run_dir
+    from askfirst.session import open_session
+    from askfirst.tracking import tracked_run
+
+    extra = [f"compile.optimizer={optimizer}"] * bool(optimizer) + [f"compile.objective={objective}"] * bool(objective)
+    extra += [f"data.questions={questions}"] * bool(questions) + [f"data.limit={limit}"] * bool(limit)
+    cfg = resolve(config, set_, extra)
+    train, val = split_by_conversation(load_questions(cfg.data.questions, limit=cfg.data.limit),
+                                       train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
+    run_dir = new_run_dir(cfg, "compile")
+    console.print(f"run folder: {run_dir}  (train {len(train)}, validation {len(val)})")
+    session = open_session(cfg)
+    try:
+        reflection_lm = build_lm(cfg.compile.reflection_lm, seed=cfg.seed) if cfg.compile.reflection_lm else session.lm
+        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "compile"}) as tracker:
+            tracker.log_params({"model_id": session.lm.model, "n_train": len(train), "n_val": len(val)})
+            judges = None
+            if cfg.compile.objective == "hm":
+                from askfirst.programs.factory import build_judges
+
+                judges = build_judges(cfg, session.retriever.embedder)
+            compiled = compile_program(session.program, train, val, config=cfg, reflection_lm=reflection_lm, run_dir=run_dir, judges=judges)
+            path = save_compiled(compiled, run_dir)
+            tracker.log_artifact(path)
+            tracker.log_artifact(run_dir / "config.yaml")
+    finally:
+        session.close()
+    console.print(f"compiled program: {path}\nevaluate it with: askfirst eval --config {run_dir / 'config.yaml'} --program {run_dir}")
 
 
 def main() -> None:

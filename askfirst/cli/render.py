@@ -45,3 +45,10 @@ def print_summary(summary: dict, *, k: int) -> None:
                 "clarification_hit", "failed", "seconds_per_question", "lm_calls_per_question", "n"):
         metrics.add_row(key, _fmt(summary.get(key)))
     console.print(metrics)
+    if "mtrag" in summary:
+        hm = Table(title="MTRAGEval generation scores (IDK-conditioned means; RB_agg with MiniLM cosine standing in for BERTScore)")
+        for col in ("RL_F", "RB_llm", "RB_agg", "HM", "IDK rate"):
+            hm.add_column(col)
+        m = summary["mtrag"]
+        hm.add_row(_fmt(m["RL_F_cond"]), _fmt(m["RB_llm_cond"]), _fmt(m["RB_agg_cond"]), _fmt(m["HM"]), _fmt(m["idk_rate"]))
+        console.print(hm)

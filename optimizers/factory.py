@@ -1,0 +1,30 @@
+"""Build GEPA or MIPROv2 from the ``compile`` section of a config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dspy
+
+from askfirst.config import CompileConfig, ConfigError
+
+
+def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0):
+    """An optimiser whose checkpoints go to ``log_dir``, so an interrupted compile resumes from there.
+
+    Args:
+        metric: An objective from ``build_objective``: GEPA gets its feedback form, MIPROv2 its float form.
+        reflection_lm: GEPA's reflection LM, MIPROv2's prompt model.
+    """
+    budget = {"auto": cfg.auto} if cfg.auto else {}
+    if cfg.optimizer == "gepa":
+        if not cfg.auto:
+            budget = {k: v for k, v in (("max_metric_calls", cfg.max_metric_calls), ("max_full_evals", cfg.max_full_evals)) if v}
+            if len(budget) != 1:
+                raise ConfigError("GEPA needs exactly one budget: compile.auto, or (with compile.auto=null) compile.max_metric_calls or compile.max_full_evals")
+        return dspy.GEPA(metric=metric, reflection_lm=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
+                         seed=seed, track_stats=True, **budget)
+    if not cfg.auto:
+        budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
+    return dspy.MIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
+                        seed=seed, **budget)

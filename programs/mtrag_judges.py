@@ -1,0 +1,74 @@
+"""MTRAGEval's judged scores for one reply: IDK, clarification, faithfulness (RL_F), LLM rating (RB_llm), RB_agg."""
+
+from __future__ import annotations
+
+import dspy
+
+from askfirst.optimizers.mtrag_formulas import condition, harmonic_mean, rb_agg, rouge_l_f
+from askfirst.programs.robust import StepFailed, call_predictor
+from askfirst.signatures.judges import JudgeAnswerQuality, JudgeClarification, JudgeFaithfulness, JudgeIDK
+
+IDK_SCORE = {"yes": 1.0, "no": 0.0, "partial": 0.5}
+METRICS = ("RL_F", "RB_llm", "RB_agg")
+
+
+def conversation_text(turns: list[dict]) -> str:
+    return "\n".join(f"{t['role']}: {t['content']}" for t in turns)
+
+
+class MTRAGJudges(dspy.Module):
+    """The four LLM judges plus the algorithmic RB_agg, with MTRAGEval's fallbacks for unparseable verdicts
+    (IDK and clarification -> 0.5, rating -> 0.5). Judges run on whatever LM is configured (``judge_lm``).
+
+    Args:
+        embedder: Gives the embedding similarities that stand in for BERTScore in RB_agg.
+        retries: Extra attempts on an unparseable judge reply before its fallback value is used.
+    """
+
+    def __init__(self, embedder, *, retries: int = 1):
+        super().__init__()
+        self.embedder = embedder
+        self.retries = retries
+        self.idk = dspy.Predict(JudgeIDK)
+        self.clarification = dspy.Predict(JudgeClarification)
+        self.faithfulness = dspy.Predict(JudgeFaithfulness)
+        self.quality = dspy.Predict(JudgeAnswerQuality)
+
+    def _call(self, predictor, step, **inputs):
+        try:
+            return call_predictor(predictor, step, retries=self.retries, **inputs)
+        except StepFailed:
+            return None
+
+    def _rb_agg(self, answer: str, reference: str, passages: list[str]) -> float:
+        vectors = self.embedder.embed([answer, reference, *passages])
+        sims = vectors[2:] @ vectors[0]
+        return rb_agg(recall_sim=float(vectors[1] @ vectors[0]), rouge_l=rouge_l_f(answer, reference), passage_sims=[float(s) for s in sims])
+
+    def forward(self, *, turns: list[dict], answer: str, answerability: str, reference: str, passages: list[str]) -> dspy.Prediction:
+        question = turns[-1]["content"]
+        out = self._call(self.idk, "judge_idk", question=question, response=answer)
+        idk = IDK_SCORE[out.verdict] if out else 0.5
+        clarification = None
+        if answerability == "UNDERSPECIFIED":
+            out = self._call(self.clarification, "judge_clarification", question=question, response=answer)
+            clarification = (1.0 if out.decision == "yes" else 0.0) if out else 0.5
+        raw: dict[str, float | None] = dict.fromkeys(METRICS)
+        # The judged metrics only matter where conditioning keeps them; skipping the rest saves most judge calls.
+        if answerability not in ("UNDERSPECIFIED", "UNANSWERABLE", "CONVERSATIONAL") and idk != 1:
+            conv, docs = conversation_text(turns), "\n\n".join(passages)
+            out = self._call(self.faithfulness, "judge_faithfulness", conversation=conv, contexts=docs, answer=answer)
+            raw["RL_F"] = (sum(v == "supported" for v in out.verdicts) / len(out.verdicts) if out.verdicts else 0.0) if out else 0.0
+            out = self._call(self.quality, "judge_quality", conversation=conv, documents=docs, reference=reference, answer=answer)
+            raw["RB_llm"] = out.rating / 10 if out and 1 <= out.rating <= 10 else 0.5
+            raw["RB_agg"] = self._rb_agg(answer, reference, passages)
+        conditioned = {m: condition(raw[m] or 0.0, answerability=answerability, idk=idk, clarification=clarification) for m in METRICS}
+        return dspy.Prediction(idk=idk, clarification=clarification, raw=raw, conditioned=conditioned,
+                               hm=harmonic_mean([conditioned[m] for m in METRICS]))
+
+
+def aggregate_hm(rows: list[dspy.Prediction]) -> dict:
+    """Means of the conditioned scores and their harmonic mean (the leaderboard's HM), plus the IDK rate."""
+    means = {m: sum(r.conditioned[m] for r in rows) / len(rows) for m in METRICS}
+    return {**{f"{m}_cond": v for m, v in means.items()}, "HM": harmonic_mean(list(means.values())),
+            "idk_rate": sum(r.idk >= 0.5 for r in rows) / len(rows)}

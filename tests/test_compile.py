@@ -1,0 +1,72 @@
+"""Compile wiring: GEPA and MIPROv2 built from config, the whole program optimised, saved as JSON, loaded back."""
+
+import dspy
+import pytest
+
+from askfirst.config import ProgramConfig, load_config
+from askfirst.datasets.questions import load_questions
+from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
+from askfirst.optimizers.factory import build_optimizer
+from askfirst.optimizers.objectives import MeanOfMetrics, build_objective
+from askfirst.programs.notes_rag import IterativeNotesRAG
+
+SCRIPT = {
+    "queries": {"queries": ["tuition fee amount"]},
+    "label": {"answering_sentences": ["Tuition is EUR 4,200 [fees-lab]"], "label": "ANSWERABLE", "confidence": 0.8},
+    "cited_ids": {"answer": "It is EUR 4,200.", "cited_ids": ["fees-lab"]},
+}
+
+
+def _program(retriever):
+    return IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+
+
+def test_split_keeps_conversations_whole_and_is_stable():
+    examples = [dspy.Example(id=f"q{i}", conversation_id=f"c{i // 3}") for i in range(60)]
+    train, val = split_by_conversation(examples, train_fraction=0.5, seed=1)
+    assert {e.conversation_id for e in train}.isdisjoint({e.conversation_id for e in val})
+    assert len(train) + len(val) == 60 and train and val
+    assert split_by_conversation(list(reversed(examples)), train_fraction=0.5, seed=1)[0] == list(reversed(train))
+    with pytest.raises(ValueError, match="non-empty"):
+        split_by_conversation(examples[:1], train_fraction=0.5)
+
+
+def test_objective_both_is_the_mean(retriever):
+    metric = build_objective("both", recall_k=5)
+    assert isinstance(metric, MeanOfMetrics) and metric.name == "mean(recall@5,outcome)"
+
+
+def test_gepa_needs_exactly_one_budget(tmp_path, schema_lm):
+    cfg = load_config(overrides=["compile.auto=null"]).compile
+    with pytest.raises(ValueError, match="exactly one budget"):
+        build_optimizer(cfg, build_objective("recall"), reflection_lm=schema_lm(), log_dir=tmp_path)
+    both = load_config(overrides=["compile.auto=null", "compile.max_metric_calls=5", "compile.max_full_evals=1"]).compile
+    with pytest.raises(ValueError, match="exactly one budget"):
+        build_optimizer(both, build_objective("recall"), reflection_lm=schema_lm(), log_dir=tmp_path)
+
+
+@pytest.mark.parametrize("overrides", [
+    ["compile.optimizer=gepa", "compile.auto=null", "compile.max_metric_calls=12", "compile.objective=both"],
+    ["compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=2", "compile.num_candidates=2", "compile.objective=outcome"],
+])
+def test_compile_save_and_reload_gives_the_same_outputs(tmp_path, retriever, schema_lm, overrides):
+    config = load_config(overrides=[f"runs_dir={tmp_path}", *overrides])
+    examples = [e for e in load_questions("demo") if e.answerability == "ANSWERABLE"][:8]
+    train, val = split_by_conversation(examples, train_fraction=0.5)
+    lm = schema_lm(SCRIPT)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        compiled = compile_program(_program(retriever), train, val, config=config, reflection_lm=schema_lm(), run_dir=tmp_path)
+        path = save_compiled(compiled, tmp_path)
+        fresh = load_compiled(_program(retriever), tmp_path)
+        question = val[0].conversation
+        assert fresh(conversation=question).answer == compiled(conversation=question).answer == "It is EUR 4,200."
+    assert path.suffix == ".json" and path.read_text().lstrip().startswith("{")
+    assert {name for name, _ in fresh.named_predictors()} == {name for name, _ in compiled.named_predictors()}
+    assert lm.engine.calls > len(train)  # the optimiser really ran the program
+
+
+def test_only_json_state_is_loaded(tmp_path, retriever):
+    with pytest.raises(ValueError, match="only DSPy state JSON"):
+        load_compiled(_program(retriever), tmp_path / "program.pkl")
+    with pytest.raises(ValueError, match="not found"):
+        load_compiled(_program(retriever), tmp_path / "missing.json")
