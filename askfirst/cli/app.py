@@ -203,6 +203,40 @@ def compile_(
     console.print(f"compiled program: {path}\nevaluate it with: askfirst eval --config {run_dir / 'config.yaml'} --program {run_dir}")
 
 
+@app.command()
+def serve(
+    programs: Annotated[list[Path] | None, typer.Argument(help="Compiled programs to serve: compile run folders or program.json files.")] = None,
+    config: ConfigOpt = None, set_: SetOpt = None,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+) -> None:
+    """Serve the program over an OpenAI-compatible API; each variant (uncompiled 'askfirst', each compiled run) is a model id."""
+    import uvicorn
+
+    from askfirst.cli.render import console
+    from askfirst.config import load_config
+    from askfirst.lm.factory import build_adapter
+    from askfirst.optimizers.compile import load_compiled
+    from askfirst.programs.factory import build_program
+    from askfirst.serve.app import Variant, create_app
+    from askfirst.session import open_session
+
+    cfg = resolve(config, set_)
+    session = open_session(cfg)
+    adapter = build_adapter(cfg.lm)
+    variants = {"askfirst": Variant(session.program, session.lm, adapter)}
+    for path in programs or []:
+        run_config = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
+        # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM.
+        program = build_program(load_config(run_config) if run_config.is_file() else cfg, session.retriever)
+        variants[path.name if path.is_dir() else path.parent.name] = Variant(load_compiled(program, path), session.lm, adapter)
+    console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")
+    try:
+        uvicorn.run(create_app(variants), host=host, port=port, log_level="warning")
+    finally:
+        session.close()
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # its store-creation INFO lines are noise here
