@@ -68,3 +68,15 @@ def tracked_run(config: AskFirstConfig, *, run_name: str, tags: dict | None = No
         tracker = Tracker(mlflow)
         tracker.log_params(flatten(config.model_dump(mode="json")))
         yield tracker
+
+
+@contextmanager
+def child_run(tracker: Tracker, *, run_name: str, params: dict) -> Iterator[Tracker]:
+    """A nested MLflow run under the tracker's active run (an ablation cell, an optimisation trial)."""
+    if tracker._mlflow is None:
+        yield Tracker()
+        return
+    with tracker._mlflow.start_run(run_name=run_name, nested=True):
+        child = Tracker(tracker._mlflow)
+        child.log_params(params)
+        yield child

@@ -55,8 +55,12 @@ def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
     return path
 
 
-def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:
-    """Load compiled state (JSON) into a program built from the same config."""
+def program_state_path(path: str | Path) -> Path:
+    """The state JSON a path names (a compile run folder or the file itself), checked before anything is loaded.
+
+    Raises:
+        DataError: Not a ``.json`` file (pickle is never loaded), or missing.
+    """
     path = Path(path)
     if path.is_dir():
         path = path / PROGRAM_FILE
@@ -64,5 +68,10 @@ def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:
         raise DataError(f"{path}: only DSPy state JSON is loaded (no pickle)")
     if not path.is_file():
         raise DataError(f"compiled program not found: {path}")
-    program.load(str(path))
+    return path
+
+
+def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:
+    """Load compiled state (JSON) into a program built from the same config."""
+    program.load(str(program_state_path(path)))
     return program

@@ -30,6 +30,8 @@ def test_config_prints_resolved_yaml(monkeypatch, capsys):
     (["ask", "   "], "the question is empty"),
     (["ask", "--conversation", "/no/such.json"], "conversation file not found"),
     (["eval", "--questions", "/no/such.jsonl"], "file not found"),
+    (["ablate", "/no/such/grid.yaml"], "ablation grid not found"),
+    (["eval", "--program", "/no/such/program.pkl"], "only DSPy state JSON"),
 ])
 def test_bad_input_gives_a_clear_error(monkeypatch, capsys, tmp_path, args, message):
     code, _, err = run_cli(monkeypatch, capsys, *args, "--set", f"runs_dir={tmp_path}")
@@ -68,3 +70,10 @@ def test_index_command_is_incremental(monkeypatch, capsys, tmp_path):
     assert code in (0, None) and "1 added" in out
     code, out, _ = run_cli(monkeypatch, capsys, "index", "--corpus", str(corpus), "--set", f"runs_dir={tmp_path}")
     assert "0 added" in out and "1 unchanged" in out
+
+
+def test_ablation_cells_may_not_change_the_index(monkeypatch, capsys, tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("cells:\n  a: {}\n  b: {retriever.chunk_words: 50}\n")
+    code, _, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--set", f"runs_dir={tmp_path}")
+    assert code == 2 and "cell 'b' changes the data or the index" in err

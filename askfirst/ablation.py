@@ -1,0 +1,158 @@
+"""Ablation grids: named cells or a cartesian grid of config overrides, run over one question set.
+
+A grid file (YAML)::
+
+    base: demo                 # built-in config name or file (optional)
+    questions: demo            # question set (optional; default: the base config's)
+    limit: 10                  # optional
+    reference: full            # the cell every other is compared with (default: the first)
+    cells:                     # named cells: overrides in dotted form ...
+      full: {}
+      k1: {program.iterations: 1}
+      compiled: {program_state: runs/compile-…/program.json}
+    grid:                      # ... and/or a cartesian product, one cell per combination
+      program.notes: [true, false]
+      program.reranker: [true, false]
+
+``program_state`` is not a config key: it loads a compiled program's state JSON into that cell.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from askfirst.config import ConfigError
+
+_GRID_KEYS = {"base", "questions", "limit", "reference", "cells", "grid"}
+
+
+@dataclass
+class Cell:
+    name: str
+    overrides: list[str]
+    program_state: str | None = None
+
+
+@dataclass
+class AblationSpec:
+    cells: list[Cell]
+    reference: str
+    base: str | None = None
+    questions: str | None = None
+    limit: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _fmt(value) -> str:
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _cell(name: str, settings: dict) -> Cell:
+    settings = dict(settings or {})
+    state = settings.pop("program_state", None)
+    return Cell(name, [f"{k}={_fmt(v)}" for k, v in settings.items()], state)
+
+
+def load_spec(path: str | Path) -> AblationSpec:
+    """Read and check a grid file.
+
+    Raises:
+        ConfigError: Missing file, unknown top-level key, no cells, duplicate or unknown reference cell.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"ablation grid not found: {p}")
+    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{p}: the grid file must hold a mapping")
+    unknown = set(raw) - _GRID_KEYS
+    if unknown:
+        raise ConfigError(f"{p}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_GRID_KEYS)}")
+    cells = [_cell(str(name), s) for name, s in (raw.get("cells") or {}).items()]
+    grid = raw.get("grid") or {}
+    if grid:
+        keys = list(grid)
+        for combo in itertools.product(*(grid[k] if isinstance(grid[k], list) else [grid[k]] for k in keys)):
+            name = ",".join(f"{k.split('.')[-1]}={_fmt(v)}" for k, v in zip(keys, combo, strict=True))
+            cells.append(_cell(name, dict(zip(keys, combo, strict=True))))
+    if not cells:
+        raise ConfigError(f"{p}: declare at least one cell under 'cells' or 'grid'")
+    names = [c.name for c in cells]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{p}: duplicate cell names {sorted({n for n in names if names.count(n) > 1})}")
+    reference = str(raw.get("reference") or names[0])
+    if reference not in names:
+        raise ConfigError(f"{p}: reference cell {reference!r} is not among {names}")
+    return AblationSpec(cells, reference, raw.get("base"), raw.get("questions"), raw.get("limit"))
+
+
+@dataclass
+class CellResult:
+    cell: Cell
+    scores: list[dict]
+    summary: dict
+
+
+def _paired(ref: list[dict], other: list[dict], key: str) -> tuple[list[float], list[float]]:
+    pairs = [(float(o[key]), float(r[key])) for r, o in zip(ref, other, strict=True) if r[key] is not None and o[key] is not None]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Path, program_for, lm_for, tracker, k: int,
+              on_question=None) -> list[dict]:
+    """Evaluate every cell in its own folder (and nested MLflow run) and compare it with the reference cell.
+
+    Args:
+        configs: Each cell's resolved config, by cell name.
+        program_for: ``program_for(config, cell) -> dspy.Module`` (compiled state already loaded).
+        lm_for: ``lm_for(config) -> dspy.LM`` for the cell's main LM.
+
+    Returns:
+        The comparison rows (also written to ``comparison.json``).
+    """
+    import json
+
+    import dspy
+
+    from askfirst.config import save_resolved
+    from askfirst.evaluate import run_eval
+    from askfirst.tracking import child_run
+
+    results = []
+    for cell in spec.cells:
+        cfg = configs[cell.name]
+        cell_dir = run_dir / cell.name.replace("/", "_")
+        save_resolved(cfg, cell_dir)
+        program = program_for(cfg, cell)
+        params = {"overrides": " ".join(cell.overrides), "program_state": cell.program_state or ""}
+        with child_run(tracker, run_name=cell.name, params=params) as child, dspy.context(lm=lm_for(cfg)):
+            result = run_eval(program, examples, run_dir=cell_dir, k=k, on_question=on_question)
+            child.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
+        results.append(CellResult(cell, result.scores, result.summary))
+    rows = compare(results, spec.reference, keys=("outcome_correct", "route_correct", f"recall@{k}"), seed=configs[spec.reference].seed)
+    (run_dir / "comparison.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    tracker.log_artifact(run_dir / "comparison.json")
+    return rows
+
+
+def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...], seed: int = 0) -> list[dict]:
+    """One row per cell: each metric's mean and, except for the reference, its paired difference with a 95% CI."""
+    from askfirst.stats import paired_bootstrap
+
+    ref = next(r for r in results if r.cell.name == reference)
+    rows = []
+    for res in results:
+        row: dict = {"cell": res.cell.name, "n": len(res.scores)}
+        for key in keys:
+            row[key] = res.summary.get(key)
+            if res is not ref:
+                other, base = _paired(ref.scores, res.scores, key)
+                row[f"{key}.diff"] = paired_bootstrap(other, base, seed=seed) if other else None
+        row["seconds_per_question"] = res.summary.get("seconds_per_question")
+        row["lm_calls_per_question"] = res.summary.get("lm_calls_per_question")
+        rows.append(row)
+    return rows

@@ -1,0 +1,76 @@
+"""Ablation grids: parsing, paired bootstrap, and a full run of the cell loop with a scripted LM."""
+
+import json
+
+import dspy
+import pytest
+
+from askfirst.ablation import load_spec, run_cells
+from askfirst.config import ConfigError, load_config
+from askfirst.datasets.questions import load_questions
+from askfirst.programs.factory import build_program
+from askfirst.stats import paired_bootstrap
+from askfirst.tracking import Tracker
+
+
+def _write(tmp_path, text):
+    f = tmp_path / "grid.yaml"
+    f.write_text(text)
+    return f
+
+
+def test_cells_and_cartesian_grid(tmp_path):
+    spec = load_spec(_write(tmp_path, """
+reference: full
+limit: 3
+cells:
+  full: {}
+  compiled: {program_state: runs/x/program.json, program.router: false}
+grid:
+  program.iterations: [1, 2]
+  program.notes: [true, false]
+"""))
+    names = [c.name for c in spec.cells]
+    assert names[:2] == ["full", "compiled"] and len(names) == 6 and "iterations=1,notes=false" in names
+    compiled = spec.cells[1]
+    assert compiled.program_state == "runs/x/program.json" and compiled.overrides == ["program.router=false"]
+    cell = next(c for c in spec.cells if c.name == "iterations=2,notes=true")
+    assert cell.overrides == ["program.iterations=2", "program.notes=true"] and spec.limit == 3
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("cells: {}\n", "at least one cell"),
+    ("cells: {a: {}}\nreference: b\n", "reference cell 'b'"),
+    ("cells: {a: {}}\ncellz: {}\n", "unknown key"),
+    ("- a\n", "must hold a mapping"),
+])
+def test_bad_grids(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_spec(_write(tmp_path, text))
+
+
+def test_paired_bootstrap():
+    assert paired_bootstrap([1, 0, 1], [1, 0, 1]) == (0.0, 0.0, 0.0)
+    assert paired_bootstrap([2, 3, 4], [1, 2, 3]) == (1.0, 1.0, 1.0)
+    diff, low, high = paired_bootstrap([1, 1, 1, 1, 0, 0, 0, 0], [0] * 8, seed=3)
+    assert diff == 0.5 and 0.0 <= low < 0.5 < high <= 1.0
+    with pytest.raises(ValueError):
+        paired_bootstrap([1], [1, 2])
+
+
+def test_run_cells_compares_each_cell_with_the_reference(tmp_path, retriever, schema_lm):
+    spec = load_spec(_write(tmp_path, "cells:\n  full: {}\n  no_router: {program.router: false}\n"))
+    configs = {c.name: load_config(overrides=[f"runs_dir={tmp_path}", "program.iterations=1", "program.reranker=false", *c.overrides])
+               for c in spec.cells}
+    examples = load_questions("demo", limit=3)
+    lm = schema_lm({"queries": {"queries": ["q"]}, "label": {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.9},
+                    "cited_ids": {"answer": "EUR 4,200", "cited_ids": ["fees-lab"]}})
+    with dspy.context(adapter=dspy.JSONAdapter()):
+        rows = run_cells(spec, configs, examples, run_dir=tmp_path, program_for=lambda cfg, cell: build_program(cfg, retriever),
+                         lm_for=lambda cfg: lm, tracker=Tracker(), k=3)
+    full, no_router = rows
+    assert full["route_correct"] == 0.0  # every answerable question said "I don't know"
+    assert no_router["route_correct"] == 1.0 and no_router["route_correct.diff"][0] == 1.0
+    assert "route_correct.diff" not in full
+    assert (tmp_path / "no_router" / "predictions.jsonl").is_file() and (tmp_path / "full" / "config.yaml").is_file()
+    assert json.loads((tmp_path / "comparison.json").read_text())[1]["cell"] == "no_router"
