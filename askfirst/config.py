@@ -36,6 +36,7 @@ class LMConfig(_Section):
     max_tokens: int = 384
     n_ctx: int = 4096
     n_threads: int = 2
+    max_text_chars: int = Field(1200, ge=16, description="Local models: longest free-text output field (a grammar bound, so a looping model still closes its JSON).")
     parse_retries: int = Field(2, ge=0, description="Extra attempts when an LM reply cannot be parsed.")
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
@@ -69,6 +70,7 @@ class ProgramConfig(_Section):
     max_question_chars: int = Field(4000, ge=1, description="Longer user turns are cut (and the cut is reported).")
     history_turns: int = Field(6, ge=0, description="Earlier conversation turns shown to the LM.")
     unanswerable_route: Literal["idk", "clarify"] = Field("idk", description="'clarify' reproduces the SemEval system, which asked for clarification on UNANSWERABLE.")
+    answer_threshold: float | None = Field(None, ge=0, le=1, description="Probabilistic routing: answer when P(answerable) >= this, else 'I don't know' (tune with `askfirst tune-threshold`).")
 
 
 class DataConfig(_Section):

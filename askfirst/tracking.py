@@ -71,12 +71,12 @@ def tracked_run(config: AskFirstConfig, *, run_name: str, tags: dict | None = No
 
 
 @contextmanager
-def child_run(tracker: Tracker, *, run_name: str, params: dict) -> Iterator[Tracker]:
+def child_run(tracker: Tracker, *, run_name: str, params: dict, kind: str = "ablate-cell") -> Iterator[Tracker]:
     """A nested MLflow run under the tracker's active run (an ablation cell, an optimisation trial)."""
     if tracker._mlflow is None:
         yield Tracker()
         return
-    with tracker._mlflow.start_run(run_name=run_name, nested=True):
+    with tracker._mlflow.start_run(run_name=run_name, nested=True, tags={"askfirst.kind": kind}):
         child = Tracker(tracker._mlflow)
         child.log_params(params)
         yield child

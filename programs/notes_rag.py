@@ -39,7 +39,8 @@ class IterativeNotesRAG(dspy.Module):
             notes=config.notes, per_round_k=config.rerank_candidates, passage_chars=config.passage_chars, retries=retries,
         )
         self.reranker = ListwiseReranker(passage_chars=max(config.passage_chars // 2, 100), retries=retries) if config.reranker else None
-        self.router = AnswerabilityRouter(unanswerable_route=config.unanswerable_route, retries=retries) if config.router else None
+        self.router = AnswerabilityRouter(unanswerable_route=config.unanswerable_route, answer_threshold=config.answer_threshold,
+                                          retries=retries) if config.router else None
         self.responders = Responders(retries=retries)
 
     def _search(self, queries: list[str], k: int) -> list[Passage]:

@@ -4,9 +4,13 @@ The bounds become ``maxItems``/``maxLength`` in the JSON schema that constrained
 small model cannot loop inside a list until it runs out of tokens, and a grammar-closed string always
 parses where a ``max_tokens`` cut never does. The adapter validates the bounds too.
 
-Each type is a real class (a ``list`` or ``str`` subclass carrying its own pydantic schema): DSPy keeps
-only a field's bare annotation, so ``Annotated[list, Field(max_length=…)]`` would lose its bound, and
-its optimisers rebuild Signatures with a check that accepts classes but not type aliases.
+Each type is a real class (a ``list`` subclass carrying its own pydantic schema): DSPy keeps only a
+field's bare annotation, so ``Annotated[list, Field(max_length=…)]`` would lose its bound, and its
+optimisers rebuild Signatures with a check that accepts classes but not type aliases.
+
+Free-text fields stay plain ``str``: DSPy parses any other string annotation with ``literal_eval``
+(``"4,200"`` would become the tuple ``(4, 200)``). The llama.cpp engine bounds those instead
+(``lm.max_text_chars``).
 """
 
 from __future__ import annotations
@@ -23,17 +27,7 @@ def _bounded_list(name: str, *, max_items: int, max_chars: int) -> type:
     return type(name, (list,), {"__get_pydantic_core_schema__": classmethod(schema), "__doc__": f"At most {max_items} strings of at most {max_chars} characters."})
 
 
-def _bounded_text(name: str, *, max_chars: int) -> type:
-    def schema(cls, source, handler: GetCoreSchemaHandler):
-        return core_schema.no_info_after_validator_function(cls, core_schema.str_schema(max_length=max_chars),
-                                                            serialization=core_schema.plain_serializer_function_ser_schema(str))
-
-    return type(name, (str,), {"__get_pydantic_core_schema__": classmethod(schema), "__doc__": f"Text of at most {max_chars} characters."})
-
-
 QueryList = _bounded_list("QueryList", max_items=4, max_chars=160)
 NoteList = _bounded_list("NoteList", max_items=3, max_chars=160)
 IdList = _bounded_list("IdList", max_items=10, max_chars=80)
 OptionList = _bounded_list("OptionList", max_items=6, max_chars=160)
-AnswerText = _bounded_text("AnswerText", max_chars=700)
-BriefText = _bounded_text("BriefText", max_chars=300)

@@ -2,7 +2,7 @@
 
 import dspy
 
-from askfirst.signatures.bounds import AnswerText, BriefText, IdList, OptionList
+from askfirst.signatures.bounds import IdList, OptionList
 
 
 class CompleteAnswer(dspy.Signature):
@@ -13,7 +13,7 @@ class CompleteAnswer(dspy.Signature):
     conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first; empty for a first question")
     question: str = dspy.InputField(desc="The user's latest question")
     passages: str = dspy.InputField(desc="Passages as '[id] title: text'")
-    answer: AnswerText = dspy.OutputField(desc="A direct answer in one to four sentences")
+    answer: str = dspy.OutputField(desc="A direct answer in one to four sentences")
     cited_ids: IdList = dspy.OutputField(desc="Ids of the passages the answer uses")
 
 
@@ -24,8 +24,8 @@ class PartialAnswer(dspy.Signature):
     conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first; empty for a first question")
     question: str = dspy.InputField(desc="The user's latest question")
     passages: str = dspy.InputField(desc="Passages as '[id] title: text'")
-    answer: AnswerText = dspy.OutputField(desc="What the passages do answer, in one to three sentences")
-    missing: BriefText = dspy.OutputField(desc="The part of the question the passages do not answer")
+    answer: str = dspy.OutputField(desc="What the passages do answer, in one to three sentences")
+    missing: str = dspy.OutputField(desc="The part of the question the passages do not answer")
     cited_ids: IdList = dspy.OutputField(desc="Ids of the passages the answer uses")
 
 
@@ -38,4 +38,4 @@ class ClarificationRequest(dspy.Signature):
     question: str = dspy.InputField(desc="The user's latest question")
     passages: str = dspy.InputField(desc="Passages as '[id] title: text'")
     options: OptionList = dspy.OutputField(desc="The distinct things the question could refer to")
-    clarifying_question: BriefText = dspy.OutputField(desc="One question to the user that lists those options")
+    clarifying_question: str = dspy.OutputField(desc="One question to the user that lists those options")

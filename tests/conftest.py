@@ -72,6 +72,8 @@ def demo_index(tmp_path_factory):
 class SchemaFollowingEngine:
     """A test LM engine that answers any Signature: scripted replies chosen by output field, else placeholders.
 
+    A scripted reply is a dict, or a callable that gets the user message's text and returns one.
+
     It reads the output field names and types from DSPy's system prompt, so every module, optimiser
     proposer and judge gets a well-formed JSON reply without a real model. Calls with no output fields
     (GEPA's reflection prompt) get a fenced new instruction.
@@ -115,6 +117,8 @@ class SchemaFollowingEngine:
         else:
             names = [n for n, _ in fields]
             reply = next((r for key, r in self.scripted.items() if key in names), {})
+            if callable(reply):  # a reply that depends on the request: called with the user message's text
+                reply = reply(request.messages[-1].text or "")
             text = json.dumps({n: reply.get(n, self._placeholder(t.strip())) for n, t in fields})
         return Response(id=None, model="schema-following", message=Message.assistant([TextPart(text)]), finish_reason="stop",
                         usage=Usage(input_tokens=0, output_tokens=0, total_tokens=0))

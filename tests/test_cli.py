@@ -77,3 +77,19 @@ def test_ablation_cells_may_not_change_the_index(monkeypatch, capsys, tmp_path):
     grid.write_text("cells:\n  a: {}\n  b: {retriever.chunk_words: 50}\n")
     code, _, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--set", f"runs_dir={tmp_path}")
     assert code == 2 and "cell 'b' changes the data or the index" in err
+
+
+def test_runs_lists_tracked_runs(monkeypatch, capsys, tmp_path):
+    from askfirst.config import load_config
+    from askfirst.tracking import tracked_run
+
+    config = load_config(overrides=[f"runs_dir={tmp_path}"])
+    for name, score in (("eval-a", 0.25), ("eval-b", 0.75)):
+        with tracked_run(config, run_name=name, tags={"askfirst.kind": "eval"}) as tracker:
+            tracker.log_metrics({"outcome_correct": score, "recall@3": 0.5})
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--set", f"runs_dir={tmp_path}", "--kind", "eval")
+    assert code in (0, None) and out.index("eval-b") < out.index("eval-a") and "0.750" in out
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--set", f"runs_dir={tmp_path}", "--compare", "eval-a")
+    assert "eval-a" in out and "eval-b" not in out
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--set", f"runs_dir={tmp_path}", "--kind", "compile")
+    assert "no tracked runs" in out

@@ -87,3 +87,16 @@ def test_remote_lm_needs_its_key(monkeypatch):
         build_lm(LMConfig(model="openai/gpt-4o-mini", api_key_env="ASKFIRST_TEST_KEY"))
     lm = build_lm(LMConfig(model="hosted_vllm/qwen", api_base="http://127.0.0.1:9/v1"))
     assert lm.model == "hosted_vllm/qwen" and lm.kwargs["temperature"] == 0.0
+
+
+def test_engine_bounds_free_strings_only():
+    from askfirst.lm.llama_engine import bound_strings
+
+    schema = {"type": "object", "properties": {
+        "answer": {"type": "string"}, "label": {"type": "string", "enum": ["a", "b"]},
+        "ids": {"type": "array", "items": {"type": "string", "maxLength": 80}},
+        "notes": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
+    out = bound_strings(schema, 500)
+    assert out["properties"]["answer"]["maxLength"] == 500 and "maxLength" not in out["properties"]["label"]
+    assert out["properties"]["ids"]["items"]["maxLength"] == 80 and out["properties"]["notes"]["anyOf"][0]["maxLength"] == 500
+    assert "maxLength" not in schema["properties"]["answer"]  # the caller's schema is not modified

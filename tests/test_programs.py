@@ -130,3 +130,10 @@ def test_reranker_only_reorders(use_dummy_lm, retriever):
     use_dummy_lm([{"ranked_ids": ["course-cs201", "nope", "course-cs201"]}])
     out = ListwiseReranker()(question="prereq?", passages=retriever.passages)
     assert [p.passage_id for p in out.passages] == ["course-cs201", "fees-lab", "fees-registration"]
+
+
+def test_numeric_looking_answers_stay_text(retriever, use_dummy_lm):
+    """Regression: a non-``str`` text annotation made DSPy literal-eval "4,200" into the tuple (4, 200)."""
+    use_dummy_lm([Q, {"answer": "4,200", "cited_ids": ["fees-lab"]}])
+    pred = _program(retriever, iterations=1, reranker=False, router=False)(conversation="Tuition?")
+    assert pred.route == "answer" and pred.answer == "4,200"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+# Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns, so tables stay readable.
+console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 def _fmt(v) -> str:
@@ -70,4 +73,17 @@ def print_comparison(rows: list[dict], *, reference: str) -> None:
             diff = row.get(f"{key}.diff")
             cells.append(_fmt(row[key]) + (f"  ({diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}])" if diff else ""))
         table.add_row(row["cell"], str(row["n"]), *cells, _fmt(row["seconds_per_question"]), _fmt(row["lm_calls_per_question"]))
+    console.print(table)
+
+
+def print_runs(rows: list[dict]) -> None:
+    if not rows:
+        console.print("no tracked runs found")
+        return
+    columns = [c for c in rows[0] if c not in ("run_id",) and any(r[c] not in (None, "") for r in rows)]
+    table = Table(title="Tracked runs (newest first)")
+    for c in columns:
+        table.add_column(c.replace("_", " "))
+    for r in rows:
+        table.add_row(*[_fmt(r[c]) for c in columns])
     console.print(table)

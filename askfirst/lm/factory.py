@@ -28,7 +28,7 @@ def build_lm(lm: LMConfig, *, seed: int = 0) -> dspy.LM:
             raise ModelNotFoundError("the offline LM needs llama-cpp-python: pip install 'askfirst[local]'") from None
         name = lm.model[len(LOCAL_PREFIX):]
         path, digest = resolve_local_model(name, model_path=lm.model_path, sha256=lm.sha256)
-        engine = LlamaCppEngine(path, n_ctx=lm.n_ctx, n_threads=lm.n_threads, seed=seed)
+        engine = LlamaCppEngine(path, n_ctx=lm.n_ctx, n_threads=lm.n_threads, seed=seed, max_text_chars=lm.max_text_chars)
         # The hash is part of the model id so DSPy's cache never serves one file's answers for another.
         return dspy.LM(f"{LOCAL_PREFIX}{name}@{digest[:12]}", engine=engine, **common)
     kwargs = dict(common)

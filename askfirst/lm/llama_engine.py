@@ -22,6 +22,22 @@ def _text(parts) -> str:
     return parts if isinstance(parts, str) else "".join(getattr(p, "text", "") or "" for p in parts)
 
 
+def bound_strings(schema, max_chars: int):
+    """A copy of a JSON schema in which every free string without a ``maxLength`` gets ``max_chars``.
+
+    A small model can loop inside a string until ``max_tokens`` cuts the JSON open; a bounded string is
+    closed by the grammar, so the reply still parses (and the text is merely shortened).
+    """
+    if isinstance(schema, list):
+        return [bound_strings(s, max_chars) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bound_strings(v, max_chars) for k, v in schema.items()}
+    if out.get("type") == "string" and "maxLength" not in out and "enum" not in out and "const" not in out:
+        out["maxLength"] = max_chars
+    return out
+
+
 class LlamaCppEngine:
     """DSPy engine (``complete``/``stream``/``close``) running a GGUF model with llama-cpp-python.
 
@@ -35,8 +51,10 @@ class LlamaCppEngine:
     supports_response_schema = True
     supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format"})
 
-    def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0, contexts: int = 6):
+    def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0, contexts: int = 6,
+                 max_text_chars: int = 1200):
         self.model_path = str(model_path)
+        self.max_text_chars = max_text_chars
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
@@ -58,12 +76,11 @@ class LlamaCppEngine:
         self._llamas[key] = llama
         return llama
 
-    @staticmethod
-    def _response_format(fmt) -> dict | None:
+    def _response_format(self, fmt) -> dict | None:
         if not fmt:
             return None
         if fmt.get("type") == "json_schema":
-            return {"type": "json_object", "schema": fmt["schema"]}
+            return {"type": "json_object", "schema": bound_strings(fmt["schema"], self.max_text_chars)}
         return {"type": "json_object"}
 
     def complete(self, request) -> Response:
@@ -109,8 +126,10 @@ class LlamaCppEngine:
                 self._llamas.popitem()[1].close()
 
     def dump_state(self) -> dict:
-        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed, "contexts": self.contexts}
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed,
+                "contexts": self.contexts, "max_text_chars": self.max_text_chars}
 
     @classmethod
     def load_state(cls, state: dict) -> LlamaCppEngine:
-        return cls(state["model_path"], n_ctx=state["n_ctx"], n_threads=state["n_threads"], seed=state["seed"], contexts=state.get("contexts", 6))
+        return cls(state["model_path"], n_ctx=state["n_ctx"], n_threads=state["n_threads"], seed=state["seed"],
+                   contexts=state.get("contexts", 6), max_text_chars=state.get("max_text_chars", 1200))
