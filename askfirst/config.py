@@ -36,7 +36,7 @@ class LMConfig(_Section):
     max_tokens: int = 384
     n_ctx: int = 4096
     n_threads: int = 2
-    max_text_chars: int = Field(1200, ge=16, description="Local models: longest free-text output field (a grammar bound, so a looping model still closes its JSON).")
+    max_text_chars: int = Field(800, ge=16, le=1000, description="Local models: longest free-text output field (a grammar bound, so a looping model still closes its JSON; llama.cpp accepts at most 1000).")
     parse_retries: int = Field(2, ge=0, description="Extra attempts when an LM reply cannot be parsed.")
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"

@@ -9,6 +9,16 @@ from askfirst.programs.robust import StepFailed, call_predictor
 from askfirst.signatures.judges import JudgeAnswerQuality, JudgeClarification, JudgeFaithfulness, JudgeIDK
 
 IDK_SCORE = {"yes": 1.0, "no": 0.0, "partial": 0.5}
+
+# MTRAGEval's IDK judge is a few-shot prompt; without examples, small judges answer one label for everything
+# (measured: Qwen2.5-Coder-1.5B said "partial" and 0.5B "no" to every reply). These are its demos.
+IDK_DEMOS = [
+    dspy.Example(question="How much is the lab fee?", response="The lab fee is EUR 85 for each laboratory course.", verdict="no"),
+    dspy.Example(question="Who is the dean of engineering?", response="I don't know. The documents I searched do not contain that information.", verdict="yes"),
+    dspy.Example(question="What is the parking fee and when is it due?", response="Parking costs EUR 95 per semester. The documents do not say when it is due.", verdict="partial"),
+    dspy.Example(question="When was the library built?", response="Sorry, I could not find anything about that in the provided documents.", verdict="yes"),
+    dspy.Example(question="Can I repeat a course?", response="Yes, you may repeat a course once, and the higher grade counts.", verdict="no"),
+]
 METRICS = ("RL_F", "RB_llm", "RB_agg")
 
 
@@ -30,6 +40,7 @@ class MTRAGJudges(dspy.Module):
         self.embedder = embedder
         self.retries = retries
         self.idk = dspy.Predict(JudgeIDK)
+        self.idk.demos = list(IDK_DEMOS)
         self.clarification = dspy.Predict(JudgeClarification)
         self.faithfulness = dspy.Predict(JudgeFaithfulness)
         self.quality = dspy.Predict(JudgeAnswerQuality)

@@ -95,8 +95,9 @@ def test_engine_bounds_free_strings_only():
     schema = {"type": "object", "properties": {
         "answer": {"type": "string"}, "label": {"type": "string", "enum": ["a", "b"]},
         "ids": {"type": "array", "items": {"type": "string", "maxLength": 80}},
-        "notes": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
+        "notes": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "long": {"type": "string", "maxLength": 5000}}}
     out = bound_strings(schema, 500)
+    assert out["properties"]["long"]["maxLength"] == 1000  # above llama.cpp's grammar limit the process would crash
     assert out["properties"]["answer"]["maxLength"] == 500 and "maxLength" not in out["properties"]["label"]
     assert out["properties"]["ids"]["items"]["maxLength"] == 80 and out["properties"]["notes"]["anyOf"][0]["maxLength"] == 500
     assert "maxLength" not in schema["properties"]["answer"]  # the caller's schema is not modified

@@ -22,8 +22,14 @@ def _text(parts) -> str:
     return parts if isinstance(parts, str) else "".join(getattr(p, "text", "") or "" for p in parts)
 
 
+# llama.cpp refuses a grammar repetition above 1000, and llama-cpp-python then crashes the process
+# (measured: maxLength 1000 works, 1024 segfaults), so no bound may exceed this.
+MAX_GRAMMAR_REPETITION = 1000
+
+
 def bound_strings(schema, max_chars: int):
-    """A copy of a JSON schema in which every free string without a ``maxLength`` gets ``max_chars``.
+    """A copy of a JSON schema in which every free string without a ``maxLength`` gets ``max_chars``, and no
+    ``maxLength`` exceeds what llama.cpp's grammar accepts.
 
     A small model can loop inside a string until ``max_tokens`` cuts the JSON open; a bounded string is
     closed by the grammar, so the reply still parses (and the text is merely shortened).
@@ -33,8 +39,8 @@ def bound_strings(schema, max_chars: int):
     if not isinstance(schema, dict):
         return schema
     out = {k: bound_strings(v, max_chars) for k, v in schema.items()}
-    if out.get("type") == "string" and "maxLength" not in out and "enum" not in out and "const" not in out:
-        out["maxLength"] = max_chars
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out["maxLength"] = min(out.get("maxLength", max_chars), MAX_GRAMMAR_REPETITION)
     return out
 
 
@@ -52,7 +58,7 @@ class LlamaCppEngine:
     supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format"})
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0, contexts: int = 6,
-                 max_text_chars: int = 1200):
+                 max_text_chars: int = 800):
         self.model_path = str(model_path)
         self.max_text_chars = max_text_chars
         self.n_ctx = n_ctx
@@ -132,4 +138,4 @@ class LlamaCppEngine:
     @classmethod
     def load_state(cls, state: dict) -> LlamaCppEngine:
         return cls(state["model_path"], n_ctx=state["n_ctx"], n_threads=state["n_threads"], seed=state["seed"],
-                   contexts=state.get("contexts", 6), max_text_chars=state.get("max_text_chars", 1200))
+                   contexts=state.get("contexts", 6), max_text_chars=state.get("max_text_chars", 800))
