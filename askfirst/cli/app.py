@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.errors import USER_ERRORS
-from askfirst.cli.options import ConfigOpt, SetOpt, resolve
+from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="askfirst: answer, partially answer, ask to clarify, or say 'I don't know' - with citations.")
 
@@ -114,7 +114,7 @@ def evaluate(
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
-    extra = [f"data.questions={questions}"] * bool(questions) + [f"data.limit={limit}"] * bool(limit)
+    extra = data_overrides(questions, limit)
     if resume:
         cfg, run_dir = load_config(resume / "config.yaml"), resume
     else:
@@ -182,7 +182,7 @@ def compile_(
     from askfirst.tracking import tracked_run
 
     extra = [f"compile.optimizer={optimizer}"] * bool(optimizer) + [f"compile.objective={objective}"] * bool(objective)
-    extra += [f"data.questions={questions}"] * bool(questions) + [f"data.limit={limit}"] * bool(limit)
+    extra += data_overrides(questions, limit)
     cfg = resolve(config, set_, extra)
     train, val = split_by_conversation(load_questions(cfg.data.questions, limit=cfg.data.limit),
                                        train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
@@ -260,7 +260,7 @@ def ablate(
     from askfirst.tracking import tracked_run
 
     spec = load_spec(grid)
-    extra = [f"data.questions={spec.questions}"] * bool(spec.questions) + [f"data.limit={spec.limit}"] * bool(spec.limit)
+    extra = data_overrides(spec.questions, spec.limit)
     base = resolve(spec.base, set_, extra)
     configs = {c.name: resolve(spec.base, set_, [*extra, *c.overrides]) for c in spec.cells}
     index_fields = {"mode", "per_retriever_k", "rrf_k"}  # what a cell may vary without another index
@@ -326,8 +326,7 @@ def tune_threshold_(
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
-    extra = [f"data.questions={questions}"] * bool(questions) + [f"data.limit={limit}"] * bool(limit)
-    cfg = resolve(config, set_, [*extra, "program.answer_threshold=null"])
+    cfg = resolve(config, set_, [*data_overrides(questions, limit), "program.answer_threshold=null"])
     if program:
         program_state_path(program)
     _, val = split_by_conversation(load_questions(cfg.data.questions, limit=cfg.data.limit), train_fraction=cfg.compile.train_fraction, seed=cfg.seed)

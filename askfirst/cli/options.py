@@ -19,3 +19,8 @@ def resolve(config: str | None, overrides: list[str] | None, extra: list[str] = 
         builtin = builtin_config_path(config)
         path = builtin if not Path(config).exists() and builtin.is_file() else Path(config)
     return load_config(path, overrides=[*(overrides or []), *extra])
+
+
+def data_overrides(questions: str | None = None, limit: int | None = None) -> list[str]:
+    """``--questions``/``--limit`` as config overrides (only those given)."""
+    return [f"data.questions={questions}"] * bool(questions) + [f"data.limit={limit}"] * bool(limit)
