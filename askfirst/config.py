@@ -59,6 +59,7 @@ class RetrieverConfig(_Section):
 class ProgramConfig(_Section):
     """Switches and sizes of the iterative-notes program; every ablation is a change here."""
 
+    kind: Literal["notes_rag", "clarion"] = Field("notes_rag", description="Which program: the SemEval iterative-notes program or CLARION.")
     iterations: int = Field(3, ge=1, le=10, description="K: rounds of query generation -> retrieval -> notes.")
     queries_per_iteration: int = Field(3, ge=1, le=6)
     notes: bool = Field(True, description="Build notes between iterations; off means queries see only the question.")
@@ -71,6 +72,16 @@ class ProgramConfig(_Section):
     history_turns: int = Field(6, ge=0, description="Earlier conversation turns shown to the LM.")
     unanswerable_route: Literal["idk", "clarify"] = Field("idk", description="'clarify' reproduces the SemEval system, which asked for clarification on UNANSWERABLE.")
     answer_threshold: float | None = Field(None, ge=0, le=1, description="Probabilistic routing: answer when P(answerable) >= this, else 'I don't know' (tune with `askfirst tune-threshold`).")
+
+
+class ClarionConfig(_Section):
+    """CLARION: ambiguity planning, then a ReAct acting loop per interpretation (program.kind=clarion)."""
+
+    detection: bool = Field(True, description="Planning agent's ambiguity detection (off: plain ReAct, the paper's 'w/o clarification & detection').")
+    clarification: bool = Field(True, description="Rewrite an ambiguous query into clarified interpretations (off: 'w/o clarification').")
+    mode: Literal["answer_all", "ask_first"] = Field("answer_all", description="answer_all covers every reading (benchmarks); ask_first returns a clarifying question listing them.")
+    max_iterations: int = Field(5, ge=1, le=20, description="Acting steps; the last one is always ANSWER.")
+    search_k: int = Field(3, ge=1, description="Passages kept per search.")
 
 
 class DataConfig(_Section):
@@ -119,6 +130,7 @@ class AskFirstConfig(_Section):
     judge_lm: LMConfig | None = Field(None, description="LM for the MTRAGEval judges (IDK, clarification, faithfulness, rating); default: lm.")
     retriever: RetrieverConfig = RetrieverConfig()
     program: ProgramConfig = ProgramConfig()
+    clarion: ClarionConfig = ClarionConfig()
     data: DataConfig = DataConfig()
     eval: EvalConfig = EvalConfig()
     compile: CompileConfig = CompileConfig()

@@ -6,9 +6,13 @@ from askfirst.programs.mtrag_judges import MTRAGJudges
 from askfirst.programs.notes_rag import IterativeNotesRAG
 
 
-def build_program(config: AskFirstConfig, retriever) -> IterativeNotesRAG:
-    """The iterative-notes program; with ``retrieval_lm`` set, its retrieval-side steps run on that LM
-    (e.g. a small fast model) while classification and answering use ``lm``."""
+def build_program(config: AskFirstConfig, retriever):
+    """The configured program (``program.kind``). For the iterative-notes program with ``retrieval_lm`` set,
+    its retrieval-side steps run on that LM (e.g. a small fast model) while classification and answering use ``lm``."""
+    if config.program.kind == "clarion":
+        from askfirst.programs.clarion import ClarionProgram
+
+        return ClarionProgram(retriever, config.clarion, config.program, retries=config.lm.parse_retries)
     program = IterativeNotesRAG(retriever, config.program, retries=config.lm.parse_retries)
     if config.retrieval_lm is not None:
         lm = build_lm(config.retrieval_lm, seed=config.seed)

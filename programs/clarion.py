@@ -1,0 +1,110 @@
+"""CLARION: a planning agent maps out the readings of a question before an acting agent gathers evidence per reading."""
+
+from __future__ import annotations
+
+import dspy
+
+from askfirst.config import ClarionConfig, ProgramConfig
+from askfirst.programs.conversation import format_passages, to_turns
+from askfirst.programs.robust import StepFailed, call_predictor
+from askfirst.programs.routes import IDK_MESSAGE
+from askfirst.retrieval.chunking import Passage
+from askfirst.signatures.clarion import ActStep, AnalyzeAmbiguity, ClarifyQuery, WriteLongAnswer
+
+UNRESOLVED = "unresolved"
+
+
+class ClarionProgram(dspy.Module):
+    """Planning agent (detect and type ambiguity, clarify into interpretations), then an acting loop.
+
+    The acting agent's actions are structured outputs (SEARCH / PLAN / ANSWER), never parsed from free
+    text. A repeated search is suppressed, and when the step budget is spent the answer is written anyway.
+    An interpretation without evidence is reported as unresolved, never guessed.
+
+    Args:
+        retriever: Has ``search_many(queries, k) -> list[Hit]``.
+        config: The ``clarion`` section; ``program`` supplies passage and question limits.
+    """
+
+    def __init__(self, retriever, config: ClarionConfig, program: ProgramConfig, *, retries: int = 2):
+        super().__init__()
+        self.config = config
+        self.program_config = program
+        self._retriever = retriever
+        self.retries = retries
+        self.analyze = dspy.Predict(AnalyzeAmbiguity)
+        self.clarify = dspy.Predict(ClarifyQuery)
+        self.act = dspy.Predict(ActStep)
+        self.write = dspy.Predict(WriteLongAnswer)
+
+    def _plan(self, question: str) -> tuple[list[str], dict]:
+        if not self.config.detection:
+            return [question], {"is_ambiguous": None, "ambiguity_type": None}
+        analysis = call_predictor(self.analyze, "clarion_detect", retries=self.retries, query=question)
+        info = {"is_ambiguous": analysis.is_ambiguous, "ambiguity_type": analysis.ambiguity_type}
+        if not analysis.is_ambiguous or analysis.ambiguity_type == "none" or not self.config.clarification:
+            return [question], info
+        text = f"type: {analysis.ambiguity_type}; aspects: {'; '.join(analysis.ambiguous_aspects)}; needed: {analysis.clarification_needed}"
+        clarified = call_predictor(self.clarify, "clarion_clarify", retries=self.retries, query=question, analysis=text)
+        readings = list(dict.fromkeys(q.strip() for q in clarified.clarified_queries if q.strip()))
+        return (readings if len(readings) >= 2 else [question]), info
+
+    def _describe(self, readings: list[str], evidence: list[list[Passage]]) -> str:
+        chars = self.program_config.passage_chars
+        blocks = []
+        for i, (reading, found) in enumerate(zip(readings, evidence, strict=True), start=1):
+            body = format_passages(found, max_chars=chars) if found else "(no evidence yet)"
+            blocks.append(f"{i}. {reading}\n{body}")
+        return "\n\n".join(blocks)
+
+    def forward(self, conversation) -> dspy.Prediction:
+        question = to_turns(conversation)[-1].content[: self.program_config.max_question_chars]
+        trace: list[str] = []
+        try:
+            readings, info = self._plan(question)
+            if self.config.mode == "ask_first" and len(readings) > 1:
+                ask = "Your question can be read in more than one way. Do you mean: " + "; or ".join(readings) + "?"
+                return dspy.Prediction(route="clarify", answer=ask, options=readings, interpretations=readings, short_answers=[],
+                                       citations=[], evidence=[], trace=trace, **info)
+            return self._act(question, readings, info, trace)
+        except StepFailed as exc:
+            return dspy.Prediction(route="error", answer=f"(failed: {exc})", options=[], interpretations=[], short_answers=[],
+                                   citations=[], evidence=[], trace=trace, is_ambiguous=None, ambiguity_type=None)
+
+    def _act(self, question: str, readings: list[str], info: dict, trace: list[str]) -> dspy.Prediction:
+        evidence: list[list[Passage]] = [[] for _ in readings]
+        searched: set[str] = set()
+        for step in range(self.config.max_iterations - 1):  # the last step is reserved for ANSWER
+            act = call_predictor(self.act, "clarion_act", retries=self.retries, query=question,
+                                 interpretations=self._describe(readings, evidence), context="\n".join(trace),
+                                 searches_left=self.config.max_iterations - 1 - step)
+            arg = (act.argument or "").strip()
+            if act.action == "ANSWER":
+                trace.append("ANSWER")
+                break
+            if act.action == "PLAN":
+                if arg and arg not in readings:
+                    readings.append(arg)
+                    evidence.append([])
+                trace.append(f"PLAN[{arg}]")
+                continue
+            if not arg or arg.lower() in searched:
+                trace.append(f"SEARCH[{arg}] suppressed: already searched")
+                continue
+            searched.add(arg.lower())
+            target = min(max(int(act.interpretation_number or 1), 1), len(readings)) - 1
+            hits = [h.passage for h in self._retriever.search_many([arg], self.config.search_k)]
+            known = {p.passage_id for p in evidence[target]}
+            evidence[target].extend(p for p in hits if p.passage_id not in known)
+            trace.append(f"SEARCH[{arg}] for {target + 1}: {', '.join(p.passage_id for p in hits) or 'nothing'}")
+        if not any(evidence):
+            return dspy.Prediction(route="idk", answer=IDK_MESSAGE, options=[], interpretations=readings, short_answers=[UNRESOLVED] * len(readings),
+                                   citations=[], evidence=[], trace=trace, **info)
+        final = call_predictor(self.write, "clarion_answer", retries=self.retries, query=question,
+                               interpretations=self._describe(readings, evidence))
+        shorts = list(final.short_answers) + [UNRESOLVED] * len(readings)
+        # A reading with no evidence is unresolved whatever the writer said: no guessing.
+        shorts = [s if found else UNRESOLVED for s, found in zip(shorts, evidence)]
+        passages = list({p.passage_id: p for found in evidence for p in found}.values())
+        return dspy.Prediction(route="answer", answer=final.long_answer, options=[], interpretations=readings, short_answers=shorts,
+                               citations=[p.passage_id for p in passages], evidence=passages, trace=trace, **info)
