@@ -63,7 +63,7 @@ class ClarionProgram(dspy.Module):
         try:
             readings, info = self._plan(question)
             if self.config.mode == "ask_first" and len(readings) > 1:
-                ask = "Your question can be read in more than one way. Do you mean: " + "; or ".join(readings) + "?"
+                ask = "Your question can be read in more than one way. Do you mean: " + "; or ".join(r.rstrip("?") for r in readings) + "?"
                 return dspy.Prediction(route="clarify", answer=ask, options=readings, interpretations=readings, short_answers=[],
                                        citations=[], evidence=[], trace=trace, **info)
             return self._act(question, readings, info, trace)

@@ -54,7 +54,8 @@ def test_unambiguous_question_goes_straight_to_acting(retriever, use_dummy_lm):
 def test_ask_first_returns_the_readings(retriever, use_dummy_lm):
     use_dummy_lm([AMBIGUOUS, CLARIFIED])
     pred = _program(retriever, mode="ask_first")(conversation="How much is the fee?")
-    assert pred.route == "clarify" and pred.options == CLARIFIED["clarified_queries"] and "lab fee" in pred.answer
+    assert pred.route == "clarify" and pred.options == CLARIFIED["clarified_queries"]
+    assert pred.answer.endswith("How much is the lab fee; or How much is the registration fee?")
     assert retriever.calls == []
 
 
