@@ -102,14 +102,12 @@ def judge_records(examples: list[dspy.Example], records: list[dict], judges, pas
     Returns:
         Means of the conditioned RL_F, RB_llm, RB_agg, their harmonic mean ``HM`` and the IDK rate.
     """
-    from askfirst.programs.mtrag_judges import aggregate_hm
+    from askfirst.programs.mtrag_judges import aggregate_hm, judge_reply
 
     rows = []
     with (run_dir / "hm.jsonl").open("w", encoding="utf-8") as out:
         for example, rec in zip(examples, records, strict=True):
-            reference = example.get("reference") or " ".join(example.get("gold_answers") or [])
-            row = judges(turns=example.conversation, answer=rec["answer"], answerability=example.answerability,
-                         reference=reference, passages=[passage_text[p] for p in rec["retrieved"] if p in passage_text])
+            row = judge_reply(judges, example, rec["answer"], [passage_text[p] for p in rec["retrieved"] if p in passage_text])
             rows.append(row)
             out.write(json.dumps({"id": example.id, "idk": row.idk, "clarification": row.clarification, "raw": row.raw,
                                   "conditioned": row.conditioned, "hm": row.hm}) + "\n")

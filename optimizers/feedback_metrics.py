@@ -99,9 +99,9 @@ class HMMetric(_Metric):
     def score(self, gold, pred) -> tuple[float, str]:
         if pred.route == "error":
             return 0.0, f"A step failed to produce a parseable reply: {pred.answer}"
-        reference = gold.get("reference") or " ".join(gold.get("gold_answers") or [])
-        out = self.judges(turns=gold.conversation, answer=pred.answer, answerability=gold.answerability, reference=reference,
-                          passages=[p.text for p in pred.get("evidence") or []])
+        from askfirst.programs.mtrag_judges import judge_reply
+
+        out = judge_reply(self.judges, gold, pred.answer, [p.text for p in pred.get("evidence") or []])
         parts = ", ".join(f"{m}={v:.2f}" for m, v in out.conditioned.items())
         if gold.answerability == "UNDERSPECIFIED":
             why = "It asked for clarification, as the ambiguous question needs." if out.clarification == 1 else "The question is ambiguous; the reply should ask the user which reading they mean."

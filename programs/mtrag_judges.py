@@ -78,6 +78,12 @@ class MTRAGJudges(dspy.Module):
                                hm=harmonic_mean([conditioned[m] for m in METRICS]))
 
 
+def judge_reply(judges: MTRAGJudges, example, answer: str, passages: list[str]) -> dspy.Prediction:
+    """Judge one reply to ``example``; the reference is its reference answer, else its gold short answers."""
+    reference = example.get("reference") or " ".join(example.get("gold_answers") or [])
+    return judges(turns=example.conversation, answer=answer, answerability=example.answerability, reference=reference, passages=passages)
+
+
 def aggregate_hm(rows: list[dspy.Prediction]) -> dict:
     """Means of the conditioned scores and their harmonic mean (the leaderboard's HM), plus the IDK rate."""
     means = {m: sum(r.conditioned[m] for r in rows) / len(rows) for m in METRICS}
