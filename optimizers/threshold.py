@@ -11,16 +11,10 @@ from __future__ import annotations
 import dspy
 
 from askfirst.programs.answerability import p_answerable
-from askfirst.programs.conversation import format_history, format_passages, to_turns
-from askfirst.programs.mtrag_judges import aggregate_hm
+from askfirst.programs.mtrag_judges import aggregate_hm, judge_reply
 from askfirst.programs.routes import IDK_MESSAGE
 
 DEFAULT_CANDIDATES = tuple(round(i * 0.05, 2) for i in range(21))
-
-
-def _judge(judges, example, answer: str, passages: list[str]):
-    reference = example.get("reference") or " ".join(example.get("gold_answers") or [])
-    return judges(turns=example.conversation, answer=answer, answerability=example.answerability, reference=reference, passages=passages)
 
 
 def tune_threshold(program, valset: list[dspy.Example], judges, *, candidates=DEFAULT_CANDIDATES) -> dict:
@@ -35,20 +29,15 @@ def tune_threshold(program, valset: list[dspy.Example], judges, *, candidates=DE
         passages = [p.text for p in pred.get("evidence") or []]
         fixed = pred.label is None or pred.label == "UNDERSPECIFIED" or pred.route == "error"
         if fixed:
-            rows.append({"fixed": _judge(judges, example, pred.answer, passages)})
+            rows.append({"fixed": judge_reply(judges, example, pred.answer, passages)})
             continue
         if pred.route in ("answer", "partial"):
             answer_reply = pred.answer
         else:  # the classifier abstained: write the reply a low threshold would give instead
-            turns = to_turns(example.conversation)
             route = "partial" if pred.label == "PARTIAL" else "answer"
-            cfg = program.config
-            answer_reply = program.responders(route=route, question=turns[-1].content[: cfg.max_question_chars],
-                                              conversation_history=format_history(turns, max_turns=cfg.history_turns),
-                                              passages_text=format_passages(pred.evidence, max_chars=cfg.passage_chars),
-                                              passage_ids=[p.passage_id for p in pred.evidence]).answer
-        rows.append({"p": p_answerable(pred.label, pred.confidence), "answer": _judge(judges, example, answer_reply, passages),
-                     "idk": _judge(judges, example, IDK_MESSAGE, passages)})
+            answer_reply = program.respond(example.conversation, route=route, evidence=pred.evidence).answer
+        rows.append({"p": p_answerable(pred.label, pred.confidence), "answer": judge_reply(judges, example, answer_reply, passages),
+                     "idk": judge_reply(judges, example, IDK_MESSAGE, passages)})
     table = []
     for t in candidates:
         chosen = [r["fixed"] if "fixed" in r else (r["answer"] if r["p"] >= t else r["idk"]) for r in rows]

@@ -46,14 +46,27 @@ class IterativeNotesRAG(dspy.Module):
     def _search(self, queries: list[str], k: int) -> list[Passage]:
         return [h.passage for h in self._retriever.search_many(queries, k)]
 
-    def forward(self, conversation) -> dspy.Prediction:
+    def _inputs(self, conversation) -> tuple[str, str, list[str]]:
+        """The question (cut to ``max_question_chars``), the formatted history, and warnings about the cut."""
         turns = to_turns(conversation)
         warnings = []
         question = turns[-1].content
         if len(question) > self.config.max_question_chars:
             warnings.append(f"question cut from {len(question)} to {self.config.max_question_chars} characters")
             question = question[: self.config.max_question_chars]
-        history = format_history(turns, max_turns=self.config.history_turns)
+        return question, format_history(turns, max_turns=self.config.history_turns), warnings
+
+    def respond(self, conversation, *, route: str, evidence: list[Passage]) -> dspy.Prediction:
+        """The reply the responders give for ``route`` on ``evidence`` (what another routing decision would say)."""
+        question, history, _ = self._inputs(conversation)
+        return self._respond(route, question, history, evidence, format_passages(evidence, max_chars=self.config.passage_chars))
+
+    def _respond(self, route: str, question: str, history: str, evidence: list[Passage], passages_text: str) -> dspy.Prediction:
+        return self.responders(route=route, question=question, conversation_history=history,
+                               passages_text=passages_text, passage_ids=[p.passage_id for p in evidence])
+
+    def forward(self, conversation) -> dspy.Prediction:
+        question, history, warnings = self._inputs(conversation)
         state: dict = {"queries": [], "notes": "", "evidence": [], "label": None, "confidence": None}
         try:
             return self._answer(question, history, state, warnings)
@@ -75,8 +88,7 @@ class IterativeNotesRAG(dspy.Module):
             route, state["label"], state["confidence"] = decision.route, decision.label, decision.confidence
         else:
             route = "answer" if evidence else "idk"
-        reply = self.responders(route=route, question=question, conversation_history=history,
-                                passages_text=passages_text, passage_ids=[p.passage_id for p in evidence])
+        reply = self._respond(route, question, history, evidence, passages_text)
         return self._prediction(route=route, answer=reply.answer, state=state, warnings=warnings,
                                 citations=reply.citations, missing=reply.missing, options=reply.options)
 
