@@ -43,23 +43,26 @@ class HybridRetriever:
     def bm25_ranking(self, query: str, k: int) -> list[str]:
         return [pid for pid, _ in self.bm25.search(query, k)]
 
-    def dense_ranking(self, query: str, k: int) -> list[str]:
+    def dense_ranking(self, query: str, k: int, *, vector=None) -> list[str]:
         if not self.passages or not query.strip():
             return []
-        return [pid for pid, _ in self.store.dense_search(self.embedder.embed([query])[0], k)]
+        vector = self.embedder.embed([query])[0] if vector is None else vector
+        return [pid for pid, _ in self.store.dense_search(vector, k)]
 
-    def rankings(self, query: str) -> list[list[str]]:
-        """The single-retriever rankings that the current mode fuses."""
+    def rankings(self, query: str, *, vector=None) -> list[list[str]]:
+        """The single-retriever rankings that the current mode fuses (``vector``: the query's embedding, if known)."""
         k = self.per_retriever_k
         if self.mode == "bm25":
             return [self.bm25_ranking(query, k)]
         if self.mode == "dense":
-            return [self.dense_ranking(query, k)]
-        return [self.bm25_ranking(query, k), self.dense_ranking(query, k)]
+            return [self.dense_ranking(query, k, vector=vector)]
+        return [self.bm25_ranking(query, k), self.dense_ranking(query, k, vector=vector)]
 
     def search_many(self, queries: list[str], k: int) -> list[Hit]:
         """Fuse the rankings of several queries (each lexical and dense) into one list."""
-        ranked = [r for q in queries for r in self.rankings(q) if r]
+        # One embedding call for all queries rather than one per query.
+        vectors = self.embedder.embed(queries) if self.mode != "bm25" and self.passages else [None] * len(queries)
+        ranked = [r for q, v in zip(queries, vectors, strict=True) for r in self.rankings(q, vector=v) if r]
         fused = reciprocal_rank_fusion(ranked, k=self.rrf_k)[:k]
         return [Hit(self.passages[pid], score) for pid, score in fused]
 
