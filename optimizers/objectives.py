@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from askfirst.optimizers.feedback_metrics import HMMetric, OutcomeMetric, RecallMetric, _Metric
 
 
@@ -35,5 +34,3 @@ def build_objective(objective: str, *, recall_k: int = 10, judges=None) -> _Metr
         return MeanOfMetrics(RecallMetric(k=recall_k), OutcomeMetric())
     raise ValueError(f"unknown objective {objective!r}")
 
-
-__all__ = ["MeanOfMetrics", "build_objective"]

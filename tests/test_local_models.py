@@ -1,7 +1,6 @@
 """Pinning of the offline model's weights: assembly, verification and clear refusals (no model is loaded)."""
 
 import hashlib
-import sys
 
 import pytest
 

@@ -48,12 +48,12 @@ def build_adapter(lm: LMConfig) -> dspy.Adapter:
 
 def configure_dspy(config: AskFirstConfig) -> dspy.LM:
     """Configure DSPy's LM, adapter and on-disk cache (under ``runs/``) for this process."""
-    cache_dir = config.runs_path / "dspy_cache"
-    dspy.configure_cache(enable_disk_cache=config.lm.cache, enable_memory_cache=True, disk_cache_dir=str(cache_dir))
+    dspy.configure_cache(enable_disk_cache=config.lm.cache, enable_memory_cache=True, disk_cache_dir=str(cache_dir(config)))
     lm = build_lm(config.lm, seed=config.seed)
     dspy.configure(lm=lm, adapter=build_adapter(config.lm))
     return lm
 
 
 def cache_dir(config: AskFirstConfig) -> Path:
+    """DSPy's on-disk LM cache: ``<runs_dir>/dspy_cache``, shared by every run so repeats cost nothing."""
     return config.runs_path / "dspy_cache"
