@@ -87,10 +87,11 @@ class ClarionConfig(_Section):
 class DataConfig(_Section):
     """What to index and what to ask."""
 
-    corpus: str = Field("demo", description="'demo', a JSONL file ({_id,title,text}) or a folder of .txt/.md files.")
+    corpus: str = Field("demo", description="'demo', a named benchmark corpus ('mtrag', 'mtrag:cloud'), a JSONL file ({_id,title,text}) or a folder of .txt/.md files.")
     collection: str | None = Field(None, description="Qdrant collection name; default derived from the corpus.")
-    questions: str = Field("demo", description="'demo', or a question-set JSONL in askfirst's format.")
-    limit: int | None = Field(None, ge=1)
+    questions: str = Field("demo", description="'demo', a named benchmark set ('mtrag', 'mtrag:cloud'), or a question-set JSONL in askfirst's format.")
+    limit: int | None = Field(None, ge=1, description="Only the first N questions (applied before data.split).")
+    split: Literal["all", "train", "validation"] = Field("all", description="Which half (by conversation, as compile splits) eval/ablate use.")
     shared_data_dir: str | None = Field(None, description="Where ../shared/data lives; ASKFIRST_DATA_DIR overrides.")
 
 

@@ -13,10 +13,11 @@ import dspy
 
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.optimizers.retrieval_metrics import unique_in_order
-from askfirst.optimizers.scoring import aggregate, score_prediction
+from askfirst.optimizers.scoring import aggregate, per_collection, score_prediction
 
 logger = logging.getLogger(__name__)
 PREDICTIONS_FILE = "predictions.jsonl"
+RANKING_DEPTH = 20  # documents of the full ranking kept per record (Recall@10 needs 10)
 
 
 def prediction_record(example, pred: dspy.Prediction, *, seconds: float, lm_calls: int) -> dict:
@@ -28,6 +29,7 @@ def prediction_record(example, pred: dspy.Prediction, *, seconds: float, lm_call
         "id": example.id, "question": example.conversation[-1]["content"][:2000], "route": pred.route, "answer": pred.answer,
         "citations": citations, "citations_docs": unique_in_order([doc_of.get(c, c) for c in citations]),
         "retrieved": [p.passage_id for p in evidence], "retrieved_docs": unique_in_order([p.doc_id for p in evidence]),
+        "ranked_docs": unique_in_order([p.doc_id for p in pred.get("ranking") or evidence])[:RANKING_DEPTH],
         "label": pred.get("label"), "confidence": pred.get("confidence"), "options": list(pred.get("options") or []),
         "missing": pred.get("missing") or "", "queries": pred.get("queries") or [], "warnings": list(pred.get("warnings") or []),
         "seconds": round(seconds, 3), "lm_calls": lm_calls,
@@ -87,8 +89,10 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
             if on_question:
                 on_question(i, len(examples), rec)
     records = [done[e.id] for e in examples]
-    scores = [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", "")} for e, r in zip(examples, records, strict=True)]
-    summary = aggregate([{k2: v for k2, v in s.items() if k2 not in ("id", "kind")} for s in scores])
+    scores = [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", ""), "collection": e.get("collection") or ""}
+              for e, r in zip(examples, records, strict=True)]
+    summary = aggregate([{k2: v for k2, v in s.items() if k2 not in ("id", "kind", "collection")} for s in scores])
+    summary |= per_collection(scores)
     summary["seconds_per_question"] = sum(r["seconds"] for r in records) / len(records)
     summary["lm_calls_per_question"] = sum(r["lm_calls"] for r in records) / len(records)
     (run_dir / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores), encoding="utf-8")

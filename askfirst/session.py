@@ -35,7 +35,7 @@ def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=
     The corpus is read and the LM configured before any index work, so bad input or a missing model fails
     fast, before minutes of embedding.
     """
-    docs = load_corpus(config.data.corpus) if update_index else None
+    docs = load_corpus(config.data.corpus, data_dir=config.data.shared_data_dir) if update_index else None
     lm = configure_dspy(config)
     store = open_store(config)
     try:

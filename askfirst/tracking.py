@@ -33,6 +33,10 @@ class Tracker:
         self._mlflow = mlflow
 
     @property
+    def enabled(self) -> bool:
+        return self._mlflow is not None
+
+    @property
     def run_id(self) -> str | None:
         return self._mlflow.active_run().info.run_id if self._mlflow else None
 
@@ -80,3 +84,25 @@ def child_run(tracker: Tracker, *, run_name: str, params: dict, kind: str = "abl
         child = Tracker(tracker._mlflow)
         child.log_params(params)
         yield child
+
+
+def log_program_model(tracker: Tracker, run_dir: Path) -> None:
+    """Log a compiled run (its ``program.json`` and ``config.yaml``) as an MLflow pyfunc model named ``model``.
+
+    The model is logged from code (``askfirst/serve/mlflow_model.py``), not pickled, so ``mlflow models
+    serve -m runs:/<run_id>/model --env-manager local`` rebuilds the program from the config and loads its
+    state JSON.
+    """
+    if not tracker.enabled:
+        return
+    import mlflow.pyfunc
+
+    from askfirst.serve import mlflow_model
+
+    mlflow.pyfunc.log_model(
+        name="model", python_model=mlflow_model.__file__,
+        artifacts={"program": str(run_dir / "program.json"), "config": str(run_dir / "config.yaml")},
+        # The askfirst checkout itself is the requirement; listing it stops MLflow from loading the model
+        # (and its LM) just to infer requirements.
+        pip_requirements=["askfirst[local]"],
+    )

@@ -56,25 +56,38 @@ def _load_folder(folder: Path) -> list[Document]:
     return docs
 
 
-def load_corpus(spec: str | Path) -> list[Document]:
+def load_corpus(spec: str | Path, *, data_dir: str | None = None) -> list[Document]:
     """Read every document of a corpus.
 
     Args:
-        spec: ``"demo"``, a ``.jsonl`` file, or a folder of ``.txt``/``.md`` files (ids are relative paths).
+        spec: ``"demo"``, a named benchmark corpus (``mtrag``, ``mtrag:cloud``; see ``datasets/sources.py``),
+            a ``.jsonl`` file, or a folder of ``.txt``/``.md`` files (ids are relative paths).
+        data_dir: The shared data folder for named corpora (default: ``ASKFIRST_DATA_DIR`` or ``../shared/data``).
 
     Raises:
         DataError: Missing path, malformed line (file and line named), duplicate id, or no documents.
     """
-    path = resolve_corpus_path(str(spec))
+    from askfirst.datasets.sources import named_corpus
+
+    docs = named_corpus(str(spec), data_dir=data_dir)
+    return _checked(docs, str(spec)) if docs is not None else load_corpus_file(resolve_corpus_path(str(spec)))
+
+
+def load_corpus_file(path: Path) -> list[Document]:
+    """Read a ``.jsonl`` corpus file or a folder of text files (see ``load_corpus``)."""
     if path.is_dir():
         docs = _load_folder(path)
     elif path.is_file():
         docs = _load_jsonl(path)
     else:
-        raise DataError(f"corpus not found: {path} (give a .jsonl file, a folder of .txt/.md files, or 'demo')")
+        raise DataError(f"corpus not found: {path} (give a .jsonl file, a folder of .txt/.md files, 'demo' or a named corpus such as 'mtrag')")
+    return _checked(docs, str(path))
+
+
+def _checked(docs: list[Document], where: str) -> list[Document]:
     docs = [d for d in docs if d.text.strip()]
     if not docs:
-        raise DataError(f"corpus {path} has no documents with text")
+        raise DataError(f"corpus {where} has no documents with text")
     seen: dict[str, str] = {}
     for doc in docs:
         if doc.doc_id in seen:

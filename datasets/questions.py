@@ -37,12 +37,20 @@ def _check_turns(turns, where: str) -> list[dict]:
     return turns
 
 
-def load_questions(spec: str | Path = "demo", *, limit: int | None = None) -> list[dspy.Example]:
-    """Read a question set; ``"demo"`` is the set shipped with the demo corpus.
+def load_questions(spec: str | Path = "demo", *, limit: int | None = None, data_dir: str | None = None) -> list[dspy.Example]:
+    """Read a question set: ``"demo"`` (shipped with the demo corpus), a named benchmark set (``mtrag``,
+    ``mtrag:cloud``; see ``datasets/sources.py``, read from ``data_dir``) or a JSONL file in askfirst's format.
 
     Raises:
         DataError: Missing file, malformed line or record (file and line named), or duplicate ids.
     """
+    from askfirst.datasets.sources import named_questions
+
+    named = named_questions(str(spec), data_dir=data_dir)
+    if named is not None:
+        if not named:
+            raise DataError(f"question set {spec!r} is empty")
+        return named[:limit] if limit else named
     path = demo_questions_path() if str(spec) == "demo" else Path(spec).expanduser()
     examples, seen = [], set()
     for number, rec in read_jsonl(path):

@@ -2,45 +2,34 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import dspy
 
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.errors import DataError
+from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import build_objective
 
 PROGRAM_FILE = "program.json"
 
 
-def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float, seed: int = 0) -> tuple[list, list]:
-    """Deterministic train/validation split that keeps each conversation's turns on one side.
-
-    Conversations are ordered by a hash of their id (and the seed) and the first ``train_fraction`` of them
-    form the trainset, so the split does not depend on the file's order and never leaks a conversation.
-    """
-    def conversation(example) -> str:
-        return str(example.get("conversation_id") or example.id)
-
-    ids = sorted({conversation(e) for e in examples}, key=lambda c: hashlib.sha256(f"{seed}:{c}".encode()).hexdigest())
-    if len(ids) < 2:
-        raise DataError(f"cannot split {len(examples)} examples from {len(ids)} conversation(s) into non-empty train and validation sets")
-    n_train = min(max(round(len(ids) * train_fraction), 1), len(ids) - 1)
-    train_ids = set(ids[:n_train])
-    return [e for e in examples if conversation(e) in train_ids], [e for e in examples if conversation(e) not in train_ids]
-
-
 def compile_program(program: dspy.Module, trainset: list, valset: list, *, config: AskFirstConfig, reflection_lm: dspy.LM,
-                    run_dir: Path, judges=None) -> dspy.Module:
+                    run_dir: Path, judges=None, use_mlflow: bool = False) -> dspy.Module:
     """Optimise every predictor of ``program`` against ``compile.objective``; checkpoints go under ``run_dir``.
 
-    ``judges`` (an ``MTRAGJudges``) is needed for the ``hm`` objective; the judges themselves are not optimised.
+    Running again with the same ``run_dir`` resumes: GEPA reloads its state from ``run_dir/gepa``, and every
+    LM call MIPROv2 (seeded, so it proposes the same candidates) already made is answered from the DSPy cache.
+
+    Args:
+        judges: An ``MTRAGJudges``, needed for the ``hm`` objective; the judges themselves are not optimised.
+        use_mlflow: GEPA logs per-iteration scores into the active MLflow run.
     """
     cfg = config.compile
     metric = build_objective(cfg.objective, recall_k=cfg.recall_k, judges=judges)
-    optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=run_dir / cfg.optimizer, seed=config.seed)
+    optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=run_dir / cfg.optimizer, seed=config.seed,
+                                use_mlflow=use_mlflow)
     if cfg.optimizer == "miprov2":
         # MIPROv2 refuses a minibatch larger than the valset (its default is 35).
         extra = {"minibatch_size": min(35, len(valset))} | ({} if cfg.auto else {"num_trials": cfg.num_trials or 5})

@@ -9,12 +9,13 @@ import dspy
 from askfirst.config import CompileConfig, ConfigError
 
 
-def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0):
+def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0, use_mlflow: bool = False):
     """An optimiser whose checkpoints go to ``log_dir``, so an interrupted compile resumes from there.
 
     Args:
         metric: An objective from ``build_objective``: GEPA gets its feedback form, MIPROv2 its float form.
         reflection_lm: GEPA's reflection LM, MIPROv2's prompt model.
+        use_mlflow: GEPA logs its per-iteration scores into the active MLflow run.
     """
     budget = {"auto": cfg.auto} if cfg.auto else {}
     if cfg.optimizer == "gepa":
@@ -22,8 +23,10 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
             budget = {k: v for k, v in (("max_metric_calls", cfg.max_metric_calls), ("max_full_evals", cfg.max_full_evals)) if v}
             if len(budget) != 1:
                 raise ConfigError("GEPA needs exactly one budget: compile.auto, or (with compile.auto=null) compile.max_metric_calls or compile.max_full_evals")
+        # A multi-objective metric ('both') gets GEPA's frontier per objective as well as per example.
+        frontier = {"gepa_kwargs": {"frontier_type": "hybrid"}} if metric.multi_objective else {}
         return dspy.GEPA(metric=metric, reflection_lm=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
-                         seed=seed, track_stats=True, **budget)
+                         seed=seed, track_stats=True, use_mlflow=use_mlflow, **budget, **frontier)
     if not cfg.auto:
         budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
     return dspy.MIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),

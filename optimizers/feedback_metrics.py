@@ -12,6 +12,7 @@ from __future__ import annotations
 import dspy
 
 from askfirst.evaluate import prediction_record
+from askfirst.optimizers.retrieval_metrics import recall_at_k
 from askfirst.optimizers.scoring import score_prediction
 
 
@@ -21,6 +22,7 @@ def _record(gold, pred) -> dict:
 
 class _Metric:
     name = "metric"
+    multi_objective = False  # True: the GEPA form also returns ``objective_scores`` for an objective frontier
 
     def score(self, gold, pred) -> tuple[float, str]:
         raise NotImplementedError
@@ -38,7 +40,11 @@ class _Metric:
 
 
 class RecallMetric(_Metric):
-    """Recall@k of the evidence against the gold passages (documents), with the missed ids as feedback."""
+    """Recall@k of the program's ranking against the gold passages (documents), with the missed ids as feedback.
+
+    The ranking is the re-ranked candidates followed by the rest of the fused pool (``ranked_docs``), so
+    recall@10 is MTRAG's Recall@10 even when only a few passages become evidence.
+    """
 
     def __init__(self, *, k: int = 10):
         self.k = k
@@ -46,15 +52,16 @@ class RecallMetric(_Metric):
 
     def score(self, gold, pred) -> tuple[float, str]:
         rec = _record(gold, pred)
-        value = score_prediction(gold, rec, k=self.k)[f"recall@{self.k}"]
-        if value is None:
+        relevant = dict(gold.get("qrels") or {}) or {d: 1 for d in gold.get("gold_passages") or []}
+        if not relevant:
             return 1.0, "No gold passages for this question, so retrieval is not scored."
-        relevant = set(gold.get("qrels") or {}) or set(gold.gold_passages)
-        missed = sorted(relevant - set(rec["retrieved_docs"][: self.k]))
+        top = rec["ranked_docs"][: self.k]
+        value = recall_at_k(top, relevant, self.k)
+        missed = sorted(set(relevant) - set(top))
         if not missed:
             return value, f"All gold passages were retrieved in the top {self.k}."
         return value, (f"Recall@{self.k} = {value:.2f}. Missed gold passages: {', '.join(missed)}. "
-                       f"Retrieved instead: {', '.join(rec['retrieved_docs'][: self.k]) or 'nothing'}. "
+                       f"Retrieved instead: {', '.join(top) or 'nothing'}. "
                        f"Queries used: {rec['queries']}.")
 
 

@@ -36,6 +36,7 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
     golds = list(example.get("gold_answers") or [])
     qrels = dict(example.get("qrels") or {}) or {d: 1 for d in example.get("gold_passages") or []}
     docs = unique_in_order(prediction.get("retrieved_docs") or [])
+    ranked = unique_in_order(prediction.get("ranked_docs") or docs)
     answer_ok = contains_any(prediction["answer"], golds) if golds else None
     cited = set(prediction.get("citations_docs") or prediction.get("citations") or [])
     options = [o.lower() for o in example.get("clarification_options") or []]
@@ -49,6 +50,9 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
         "answer_f1": best_token_f1(prediction["answer"], golds) if golds else None,
         f"recall@{k}": recall_at_k(docs, qrels, k) if qrels else None,
         f"ndcg@{k}": ndcg_at_k(docs, qrels, k) if qrels else None,
+        # MTRAG's retrieval cut-offs, on the program's whole ranking rather than the k evidence passages.
+        "ranking_recall@10": recall_at_k(ranked, qrels, 10) if qrels else None,
+        "ranking_ndcg@5": ndcg_at_k(ranked, qrels, 5) if qrels else None,
         "citation_hit": bool(cited & set(qrels)) if qrels and route in ("answer", "partial") else None,
         "clarification_hit": any(o in reply for o in options) if options and route == "clarify" else None,
         "failed": route == "error",
@@ -77,3 +81,22 @@ def aggregate(rows: list[dict]) -> dict:
     summary["per_route"] = per_route
     summary["confusion"] = {k: dict(v) for k, v in confusion.items()}
     return summary
+
+
+RANKING_METRICS = ("ranking_recall@10", "ranking_ndcg@5")
+
+
+def per_collection(scores: list[dict]) -> dict:
+    """Ranking metrics per collection and their unweighted mean over collections (as MTRAG reports them).
+
+    Returns an empty dict when the questions carry no ``collection``.
+    """
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for s in scores:
+        if s.get("collection"):
+            groups[s["collection"]].append(s)
+    if not groups:
+        return {}
+    table = {name: {"n": len(rows)} | {m: _mean(r[m] for r in rows) for m in RANKING_METRICS} for name, rows in sorted(groups.items())}
+    macro = {f"collection_mean_{m}": _mean(row[m] for row in table.values()) for m in RANKING_METRICS}
+    return {"per_collection": table} | macro

@@ -67,7 +67,7 @@ class IterativeNotesRAG(dspy.Module):
 
     def forward(self, conversation) -> dspy.Prediction:
         question, history, warnings = self._inputs(conversation)
-        state: dict = {"queries": [], "notes": "", "evidence": [], "label": None, "confidence": None}
+        state: dict = {"queries": [], "notes": "", "evidence": [], "ranking": [], "label": None, "confidence": None}
         try:
             return self._answer(question, history, state, warnings)
         except StepFailed as exc:
@@ -81,7 +81,9 @@ class IterativeNotesRAG(dspy.Module):
         if self.reranker is not None and candidates:
             candidates = self.reranker(question=_with_context(question, history), passages=candidates).passages
         evidence = candidates[: self.config.evidence_k]
-        state["evidence"] = evidence
+        shown = {p.passage_id for p in candidates}
+        # The whole ranking (re-ranked head, then the fused tail) is what Recall@10 / nDCG@5 are scored on.
+        state["evidence"], state["ranking"] = evidence, candidates + [p for p in found.passages if p.passage_id not in shown]
         passages_text = format_passages(evidence, max_chars=self.config.passage_chars)
         if self.router is not None:
             decision = self.router(question=question, conversation_history=history, passages_text=passages_text)
@@ -96,6 +98,6 @@ class IterativeNotesRAG(dspy.Module):
     def _prediction(*, route, answer, state, warnings, citations=(), missing="", options=()) -> dspy.Prediction:
         return dspy.Prediction(
             route=route, answer=answer, citations=list(citations), missing=missing, options=list(options),
-            evidence=state["evidence"], retrieved_ids=[p.passage_id for p in state["evidence"]],
+            evidence=state["evidence"], ranking=state["ranking"], retrieved_ids=[p.passage_id for p in state["evidence"]],
             label=state["label"], confidence=state["confidence"], queries=state["queries"], notes=state["notes"], warnings=warnings,
         )

@@ -32,7 +32,7 @@ def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Docu
     """Bring the store up to date with ``docs`` (default: the configured corpus)."""
     r = config.retriever
     return build_index(
-        docs if docs is not None else load_corpus(config.data.corpus), store, get_embedder(r.embedding_model),
+        docs if docs is not None else load_corpus(config.data.corpus, data_dir=config.data.shared_data_dir), store, get_embedder(r.embedding_model),
         chunk_words=r.chunk_words, overlap_sentences=r.chunk_overlap_sentences, batch_size=r.batch_size, prune=prune, progress=progress,
     )
 

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from askfirst.cli.compile_command import compile_
 from askfirst.cli.errors import USER_ERRORS
 from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
 
@@ -34,7 +35,7 @@ def index(
     from askfirst.retrieval.factory import collection_name, index_corpus, open_store
 
     cfg = resolve(config, set_, [f"data.corpus={corpus}"] if corpus else [])
-    docs = load_corpus(cfg.data.corpus)  # read (and reject bad input) before opening the store or loading a model
+    docs = load_corpus(cfg.data.corpus, data_dir=cfg.data.shared_data_dir)  # read (and reject bad input) before opening the store or loading a model
     store = open_store(cfg)
     try:
         report = index_corpus(cfg, store, docs=docs, prune=prune, progress=lambda done, todo: console.print(f"  embedded {done}/{todo}"))
@@ -108,7 +109,7 @@ def evaluate(
     """Index the corpus if needed, run the program over a question set, print and log the metrics."""
     from askfirst.cli.render import console, print_summary
     from askfirst.config import load_config
-    from askfirst.datasets.questions import load_questions
+    from askfirst.datasets.splits import configured_questions
     from askfirst.evaluate import run_eval
     from askfirst.run_dir import new_run_dir
     from askfirst.session import open_session
@@ -120,7 +121,7 @@ def evaluate(
     else:
         cfg = resolve(config, set_, extra)
         run_dir = None
-    examples = load_questions(cfg.data.questions, limit=cfg.data.limit)
+    examples = configured_questions(cfg)
     if program:
         from askfirst.optimizers.compile import program_state_path
 
@@ -156,6 +157,8 @@ def evaluate(
             tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
             for route, row in result.summary["per_route"].items():
                 tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})
+            for name, row in result.summary.get("per_collection", {}).items():
+                tracker.log_metrics({f"{name}.{m}": v for m, v in row.items()})
             for name in ("config.yaml", "predictions.jsonl", "scores.jsonl", "metrics.json"):
                 tracker.log_artifact(run_dir / name)
     finally:
@@ -164,47 +167,7 @@ def evaluate(
     console.print(f"outputs: {run_dir}")
 
 
-@app.command("compile")
-def compile_(
-    config: ConfigOpt = None, set_: SetOpt = None,
-    optimizer: Annotated[str | None, typer.Option(help="gepa or miprov2 (default: compile.optimizer).")] = None,
-    objective: Annotated[str | None, typer.Option(help="recall, outcome or both (default: compile.objective).")] = None,
-    questions: Annotated[str | None, typer.Option(help="Question-set JSONL to split into train/validation by conversation.")] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
-) -> None:
-    """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
-    from askfirst.cli.render import console
-    from askfirst.datasets.questions import load_questions
-    from askfirst.lm.factory import build_lm
-    from askfirst.optimizers.compile import compile_program, save_compiled, split_by_conversation
-    from askfirst.run_dir import new_run_dir
-    from askfirst.session import open_session
-    from askfirst.tracking import tracked_run
-
-    extra = [f"compile.optimizer={optimizer}"] * bool(optimizer) + [f"compile.objective={objective}"] * bool(objective)
-    extra += data_overrides(questions, limit)
-    cfg = resolve(config, set_, extra)
-    train, val = split_by_conversation(load_questions(cfg.data.questions, limit=cfg.data.limit),
-                                       train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
-    run_dir = new_run_dir(cfg, "compile")
-    console.print(f"run folder: {run_dir}  (train {len(train)}, validation {len(val)})")
-    session = open_session(cfg)
-    try:
-        reflection_lm = build_lm(cfg.compile.reflection_lm, seed=cfg.seed) if cfg.compile.reflection_lm else session.lm
-        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "compile"}) as tracker:
-            tracker.log_params({"model_id": session.lm.model, "n_train": len(train), "n_val": len(val)})
-            judges = None
-            if cfg.compile.objective == "hm":
-                from askfirst.programs.factory import build_judges
-
-                judges = build_judges(cfg, session.retriever.embedder)
-            compiled = compile_program(session.program, train, val, config=cfg, reflection_lm=reflection_lm, run_dir=run_dir, judges=judges)
-            path = save_compiled(compiled, run_dir)
-            tracker.log_artifact(path)
-            tracker.log_artifact(run_dir / "config.yaml")
-    finally:
-        session.close()
-    console.print(f"compiled program: {path}\nevaluate it with: askfirst eval --config {run_dir / 'config.yaml'} --program {run_dir}")
+app.command("compile")(compile_)
 
 
 @app.command()
@@ -250,7 +213,7 @@ def ablate(
     from askfirst.ablation import load_spec, run_cells
     from askfirst.cli.render import console, print_comparison
     from askfirst.config import ConfigError
-    from askfirst.datasets.questions import load_questions
+    from askfirst.datasets.splits import configured_questions
     from askfirst.lm.factory import build_lm
     from askfirst.optimizers.compile import load_compiled
     from askfirst.programs.factory import build_program
@@ -267,7 +230,7 @@ def ablate(
     for name, cfg in configs.items():
         if cfg.data != base.data or cfg.retriever.model_dump(exclude=index_fields) != base.retriever.model_dump(exclude=index_fields):
             raise ConfigError(f"cell {name!r} changes the data or the index; cells may vary the program, LMs and retrieval mode/k only")
-    examples = load_questions(base.data.questions, limit=base.data.limit)
+    examples = configured_questions(base)
     run_dir = new_run_dir(base, "ablate")
     (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
     console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions; reference {spec.reference!r})")
@@ -318,8 +281,8 @@ def tune_threshold_(
 
     from askfirst.cli.render import _fmt, console
     from askfirst.config import save_resolved
-    from askfirst.datasets.questions import load_questions
-    from askfirst.optimizers.compile import load_compiled, program_state_path, split_by_conversation
+    from askfirst.datasets.splits import configured_questions
+    from askfirst.optimizers.compile import load_compiled, program_state_path
     from askfirst.optimizers.threshold import tune_threshold
     from askfirst.programs.factory import build_judges
     from askfirst.run_dir import new_run_dir
@@ -329,7 +292,7 @@ def tune_threshold_(
     cfg = resolve(config, set_, [*data_overrides(questions, limit), "program.answer_threshold=null"])
     if program:
         program_state_path(program)
-    _, val = split_by_conversation(load_questions(cfg.data.questions, limit=cfg.data.limit), train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
+    val = configured_questions(cfg, split="validation")
     run_dir = new_run_dir(cfg, "threshold")
     console.print(f"run folder: {run_dir}  (validation questions: {len(val)})")
     session = open_session(cfg)
@@ -365,8 +328,12 @@ def main() -> None:
     except USER_ERRORS as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("interrupted: finished work is kept (index batches, predictions.jsonl); run again or use --resume to continue", err=True)
+    except (KeyboardInterrupt, SystemExit) as exc:
+        # Typer turns Ctrl-C into exit code 130 itself; either way, say how to continue.
+        if isinstance(exc, SystemExit) and exc.code != 130:
+            raise
+        typer.echo("interrupted: finished work is kept (index batches, predictions.jsonl, optimiser checkpoints); "
+                   "run again, or use --resume RUN_FOLDER (eval, compile) to continue", err=True)
         sys.exit(130)
 
 

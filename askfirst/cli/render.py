@@ -44,10 +44,18 @@ def print_summary(summary: dict, *, k: int) -> None:
     metrics = Table(title="Metrics (mean over the questions each applies to)")
     metrics.add_column("metric")
     metrics.add_column("value")
-    for key in ("outcome_correct", "route_correct", "answer_correct", "answer_f1", f"recall@{k}", f"ndcg@{k}", "citation_hit",
+    for key in ("outcome_correct", "route_correct", "answer_correct", "answer_f1", f"recall@{k}", f"ndcg@{k}", "ranking_recall@10",
+                "ranking_ndcg@5", "collection_mean_ranking_recall@10", "collection_mean_ranking_ndcg@5", "citation_hit",
                 "clarification_hit", "failed", "seconds_per_question", "lm_calls_per_question", "n"):
         metrics.add_row(key, _fmt(summary.get(key)))
     console.print(metrics)
+    if summary.get("per_collection"):
+        coll = Table(title="Retrieval per collection (the program's whole ranking, document level)")
+        for col in ("collection", "n", "Recall@10", "nDCG@5"):
+            coll.add_column(col)
+        for name, row in summary["per_collection"].items():
+            coll.add_row(name, str(row["n"]), _fmt(row["ranking_recall@10"]), _fmt(row["ranking_ndcg@5"]))
+        console.print(coll)
     if "mtrag" in summary:
         hm = Table(title="MTRAGEval generation scores (IDK-conditioned means; RB_agg with MiniLM cosine standing in for BERTScore)")
         for col in ("RL_F", "RB_llm", "RB_agg", "HM", "IDK rate"):

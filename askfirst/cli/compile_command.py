@@ -1,0 +1,74 @@
+"""``askfirst compile``: prompt-optimise every predictor, track the run, save and log the compiled program."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+
+
+def compile_(
+    config: ConfigOpt = None, set_: SetOpt = None,
+    optimizer: Annotated[str | None, typer.Option(help="gepa or miprov2 (default: compile.optimizer).")] = None,
+    objective: Annotated[str | None, typer.Option(help="recall, outcome, both or hm (default: compile.objective).")] = None,
+    questions: Annotated[str | None, typer.Option(help="Question set to split into train/validation by conversation.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions (before splitting).")] = None,
+    resume: Annotated[Path | None, typer.Option(help="An interrupted compile run folder: its config is reused and the optimiser resumes from its checkpoint.")] = None,
+) -> None:
+    """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
+    from askfirst.cli.render import console
+    from askfirst.config import load_config
+    from askfirst.datasets.splits import configured_questions, split_by_conversation
+    from askfirst.lm.call_counter import counting_lm_calls
+    from askfirst.lm.factory import build_lm
+    from askfirst.optimizers.compile import compile_program, save_compiled
+    from askfirst.optimizers.curves import instruction_diff, instructions, optimisation_curve
+    from askfirst.run_dir import new_run_dir
+    from askfirst.session import open_session
+    from askfirst.tracking import log_program_model, tracked_run
+
+    if resume:
+        cfg, run_dir = load_config(resume / "config.yaml"), resume
+    else:
+        extra = [f"compile.optimizer={optimizer}"] * bool(optimizer) + [f"compile.objective={objective}"] * bool(objective)
+        cfg = resolve(config, set_, extra + data_overrides(questions, limit))
+        run_dir = None
+    train, val = split_by_conversation(configured_questions(cfg, split="all"), train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
+    run_dir = run_dir or new_run_dir(cfg, "compile")
+    console.print(f"run folder: {run_dir}  (train {len(train)}, validation {len(val)}){'  resuming' if resume else ''}")
+    session = open_session(cfg)
+    try:
+        reflection_lm = build_lm(cfg.compile.reflection_lm, seed=cfg.seed) if cfg.compile.reflection_lm else session.lm
+        before = instructions(session.program)
+        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "compile"}) as tracker:
+            tracker.log_params({"model_id": session.lm.model, "n_train": len(train), "n_val": len(val), "resumed": bool(resume)})
+            judges = None
+            if cfg.compile.objective == "hm":
+                from askfirst.programs.factory import build_judges
+
+                judges = build_judges(cfg, session.retriever.embedder)
+            with counting_lm_calls() as counter:
+                compiled = compile_program(session.program, train, val, config=cfg, reflection_lm=reflection_lm, run_dir=run_dir,
+                                           judges=judges, use_mlflow=tracker.enabled)
+            path = save_compiled(compiled, run_dir)
+            curve = optimisation_curve(compiled)
+            for row in curve:
+                tracker.log_metrics({"candidate_score": row["score"], "best_score": row["best_so_far"], "metric_calls": row["metric_calls"]},
+                                    step=row["step"])
+            diff = instruction_diff(before, instructions(compiled))
+            (run_dir / "curve.json").write_text(json.dumps(curve, indent=2), encoding="utf-8")
+            (run_dir / "instructions.diff").write_text(diff + "\n", encoding="utf-8")
+            tracker.log_metrics({"lm_calls": counter.count})
+            for name in ("config.yaml", "curve.json", "instructions.diff"):
+                tracker.log_artifact(run_dir / name)
+            tracker.log_artifact(path)
+            log_program_model(tracker, run_dir)
+    finally:
+        session.close()
+    changed = sum(1 for line in diff.splitlines() if line.startswith("+++"))
+    console.print(f"compiled program: {path}  ({changed} instruction(s) changed; see {run_dir / 'instructions.diff'}; {counter.count} LM calls)\n"
+                  f"evaluate it with: askfirst eval --config {run_dir / 'config.yaml'} --program {run_dir} --set data.split=validation")

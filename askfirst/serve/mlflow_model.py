@@ -1,0 +1,43 @@
+"""The compiled program as an MLflow pyfunc model, logged "from code" so nothing is pickled.
+
+``mlflow models serve -m runs:/<run_id>/model --env-manager local`` loads this file, which rebuilds the
+program from the logged ``config.yaml`` and loads the logged state JSON into it. Serve from the project
+folder (the config's ``runs_dir`` is relative), so the existing index and LM cache are used.
+
+Request rows have ``messages`` (a list of ``{role, content}`` turns) or ``question`` (one string);
+each prediction is the record ``askfirst ask --json`` prints (route, answer, citations, ...).
+"""
+
+from __future__ import annotations
+
+import mlflow
+from mlflow.pyfunc import PythonModel
+
+
+class AskFirstModel(PythonModel):
+    def load_context(self, context) -> None:
+        from askfirst.config import load_config
+        from askfirst.optimizers.compile import load_compiled
+        from askfirst.session import open_session
+
+        self.session = open_session(load_config(context.artifacts["config"]))
+        load_compiled(self.session.program, context.artifacts["program"])
+
+    def predict(self, context, model_input, params=None) -> list[dict]:
+        import dspy
+
+        from askfirst.evaluate import prediction_record
+        from askfirst.programs.conversation import to_turns
+
+        rows = model_input.to_dict(orient="records") if hasattr(model_input, "to_dict") else list(model_input)
+        out = []
+        for i, row in enumerate(rows):
+            turns = row.get("messages") if row.get("messages") is not None else [{"role": "user", "content": row.get("question") or ""}]
+            turns = [dict(t) for t in turns]
+            to_turns(turns)  # a malformed row fails with a clear message before any LM call
+            pred = self.session.program(conversation=turns)
+            out.append(prediction_record(dspy.Example(id=str(row.get("id", i)), conversation=turns), pred, seconds=0.0, lm_calls=0))
+        return out
+
+
+mlflow.models.set_model(AskFirstModel())

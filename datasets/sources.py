@@ -1,0 +1,65 @@
+"""Named benchmark sources read from the shared data folder: ``name`` or ``name:variant`` in ``data.corpus``
+and ``data.questions`` (for example ``mtrag``, ``mtrag:cloud``).
+
+A name that is not registered here is read as a path, so a file called ``mtrag`` still needs ``./mtrag``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import dspy
+
+from askfirst.datasets.corpus import Document, load_corpus_file
+from askfirst.datasets.errors import DataError
+from askfirst.datasets.mtrag import COLLECTIONS, load_mtrag_tasks, passage_pool_path
+from askfirst.datasets.shared_data import shared_data_dir
+
+
+def _mtrag_collections(variant: str | None) -> tuple[str, ...]:
+    if variant is None:
+        return COLLECTIONS
+    if variant not in COLLECTIONS:
+        raise DataError(f"unknown MTRAG collection {variant!r}; choose from {', '.join(COLLECTIONS)}")
+    return (variant,)
+
+
+def _mtrag_corpus(data_dir: Path, variant: str | None) -> list[Document]:
+    docs: list[Document] = []
+    for name in _mtrag_collections(variant):
+        docs += load_corpus_file(passage_pool_path(data_dir, name))
+    return docs
+
+
+def _mtrag_questions(data_dir: Path, variant: str | None) -> list[dspy.Example]:
+    keep = set(_mtrag_collections(variant))
+    return [e for e in load_mtrag_tasks(data_dir) if e.collection in keep]
+
+
+CORPORA: dict[str, Callable[[Path, str | None], list[Document]]] = {"mtrag": _mtrag_corpus}
+QUESTION_SETS: dict[str, Callable[[Path, str | None], list[dspy.Example]]] = {"mtrag": _mtrag_questions}
+
+
+def _lookup(spec: str, registry: dict) -> tuple[Callable, str | None] | None:
+    name, _, variant = str(spec).partition(":")
+    return (registry[name], variant or None) if name in registry else None
+
+
+def _data_dir(configured: str | None) -> Path:
+    root = shared_data_dir(configured)
+    if not root.is_dir():
+        raise DataError(f"shared data folder not found: {root} (set ASKFIRST_DATA_DIR or data.shared_data_dir)")
+    return root
+
+
+def named_corpus(spec: str, *, data_dir: str | None = None) -> list[Document] | None:
+    """The documents of a registered corpus name, or ``None`` when ``spec`` is not one (it is a path)."""
+    found = _lookup(spec, CORPORA)
+    return found[0](_data_dir(data_dir), found[1]) if found else None
+
+
+def named_questions(spec: str, *, data_dir: str | None = None) -> list[dspy.Example] | None:
+    """The examples of a registered question-set name, or ``None`` when ``spec`` is not one (it is a path)."""
+    found = _lookup(spec, QUESTION_SETS)
+    return found[0](_data_dir(data_dir), found[1]) if found else None

@@ -1,0 +1,46 @@
+"""Train/validation splits by conversation, and the question selection a config describes."""
+
+from __future__ import annotations
+
+import hashlib
+
+import dspy
+
+from askfirst.config import AskFirstConfig
+from askfirst.datasets.errors import DataError
+from askfirst.datasets.questions import load_questions
+
+
+def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float, seed: int = 0) -> tuple[list, list]:
+    """Deterministic train/validation split that keeps each conversation's turns on one side.
+
+    Conversations are ordered by a hash of their id (and the seed) and the first ``train_fraction`` of them
+    form the trainset, so the split does not depend on the file's order and never leaks a conversation.
+    """
+    def conversation(example) -> str:
+        return str(example.get("conversation_id") or example.id)
+
+    ids = sorted({conversation(e) for e in examples}, key=lambda c: hashlib.sha256(f"{seed}:{c}".encode()).hexdigest())
+    if len(ids) < 2:
+        raise DataError(f"cannot split {len(examples)} examples from {len(ids)} conversation(s) into non-empty train and validation sets")
+    n_train = min(max(round(len(ids) * train_fraction), 1), len(ids) - 1)
+    train_ids = set(ids[:n_train])
+    return [e for e in examples if conversation(e) in train_ids], [e for e in examples if conversation(e) not in train_ids]
+
+
+def configured_questions(config: AskFirstConfig, *, split: str | None = None) -> list[dspy.Example]:
+    """The questions a config names: ``data.questions``, cut to ``data.limit``, then the ``data.split`` half.
+
+    The limit is applied before splitting, so ``compile --limit 40`` and ``eval --limit 40 --set
+    data.split=validation`` see the same validation questions.
+
+    Args:
+        split: Overrides ``data.split`` (``all``, ``train`` or ``validation``).
+    """
+    data = config.data
+    examples = load_questions(data.questions, limit=data.limit, data_dir=data.shared_data_dir)
+    split = split or data.split
+    if split == "all":
+        return examples
+    train, val = split_by_conversation(examples, train_fraction=config.compile.train_fraction, seed=config.seed)
+    return train if split == "train" else val

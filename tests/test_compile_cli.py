@@ -1,0 +1,104 @@
+"""``askfirst compile`` end to end on the demo set with a schema-following fake LM: tracked in MLflow, the
+compiled program logged as an MLflow model that loads and answers, and an interrupted run resumed."""
+
+import json
+import sys
+
+import dspy
+import pytest
+
+from askfirst.cli.app import main
+from tests.conftest import SchemaFollowingEngine
+
+SCRIPT = {
+    "queries": {"queries": ["tuition fee amount"]},
+    "label": {"answering_sentences": ["Tuition is EUR 4,200."], "label": "ANSWERABLE", "confidence": 0.8},
+    "cited_ids": {"answer": "It is EUR 4,200.", "cited_ids": []},
+}
+
+
+class InterruptingEngine(SchemaFollowingEngine):
+    """Raises KeyboardInterrupt on call number ``stop_at`` (a user pressing Ctrl-C mid-compile)."""
+
+    def __init__(self, scripted, stop_at=None):
+        super().__init__(scripted)
+        self.stop_at = stop_at
+
+    def complete(self, request):
+        if self.stop_at is not None and self.calls + 1 >= self.stop_at:
+            raise KeyboardInterrupt
+        return super().complete(request)
+
+
+@pytest.fixture
+def fake_lm(monkeypatch):
+    """Every LM the CLI configures is one fake engine; returns that engine."""
+    engine = InterruptingEngine(SCRIPT)
+
+    def configure(config):
+        lm = dspy.LM("test/schema-following", engine=engine, cache=False)
+        dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
+        return lm
+
+    monkeypatch.setattr("askfirst.session.configure_dspy", configure)
+    return engine
+
+
+def run_cli(monkeypatch, capsys, *args):
+    monkeypatch.setattr(sys, "argv", ["askfirst", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def compile_args(tmp_path, *extra):
+    return ["compile", "--limit", "8", "--optimizer", "gepa", "--objective", "both", "--set", f"runs_dir={tmp_path}",
+            "--set", "compile.auto=null", "--set", "compile.max_metric_calls=16", "--set", "program.iterations=1",
+            "--set", "program.reranker=false", *extra]
+
+
+def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_path, fake_lm):
+    code, out, err = run_cli(monkeypatch, capsys, *compile_args(tmp_path))
+    assert code == 0, err
+    run_dir = next(tmp_path.glob("compile-*"))
+    assert json.loads((run_dir / "program.json").read_text())  # state JSON, not pickle
+    curve = json.loads((run_dir / "curve.json").read_text())
+    assert curve and curve[0]["step"] == 0 and curve[-1]["best_so_far"] >= curve[0]["score"]
+
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run = mlflow.search_runs(experiment_names=["askfirst"], filter_string="tags.`askfirst.kind` = 'compile'", output_format="list")[0]
+    assert run.data.params["compile.objective"] == "both" and run.data.metrics["lm_calls"] > 0
+    history = mlflow.MlflowClient().get_metric_history(run.info.run_id, "candidate_score")
+    assert len(history) == len(curve)
+    model = mlflow.pyfunc.load_model(f"runs:/{run.info.run_id}/model")  # rebuilt from config + state JSON
+    reply = model.predict([{"question": "What is the tuition fee?"}])[0]
+    assert reply["route"] == "answer" and reply["answer"] == "It is EUR 4,200."
+    with pytest.raises(ValueError, match="question is empty"):
+        model.predict([{"question": " "}])
+
+
+def test_interrupted_compile_resumes_from_its_checkpoint(monkeypatch, capsys, tmp_path, fake_lm):
+    args = compile_args(tmp_path, "--set", "tracking.enabled=false")
+    code, _, _ = run_cli(monkeypatch, capsys, *args)
+    assert code == 0
+    full_run = fake_lm.calls
+
+    resumed_root = tmp_path / "second"
+    fake_lm.calls, fake_lm.stop_at = 0, full_run * 2 // 3
+    code, _, err = run_cli(monkeypatch, capsys, *compile_args(resumed_root, "--set", "tracking.enabled=false"))
+    assert code == 130, err
+    assert "interrupted" in err, err[-500:]
+    run_dir = next(resumed_root.glob("compile-*"))
+    assert (run_dir / "gepa").is_dir() and not (run_dir / "program.json").exists()
+
+    fake_lm.calls, fake_lm.stop_at = 0, None
+    code, out, err = run_cli(monkeypatch, capsys, "compile", "--resume", str(run_dir))
+    assert code == 0, err
+    assert "resuming" in out and (run_dir / "program.json").is_file()
+    assert fake_lm.calls < full_run  # only what the interrupted run had not finished
