@@ -121,6 +121,7 @@ class TrackingConfig(_Section):
     enabled: bool = True
     tracking_uri: str | None = Field(None, description="Default: MLFLOW_TRACKING_URI, else sqlite under runs_dir.")
     experiment: str = "askfirst"
+    traces: bool = Field(True, description="MLflow DSPy autolog: a trace of every program call (modules and LM calls) in the run.")
 
 
 class AskFirstConfig(_Section):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from askfirst.config import AskFirstConfig
 from askfirst.tracking import tracking_uri
 
-COLUMNS = ("outcome_correct", "route_correct", "answer_correct", "recall_at_3", "recall_at_5", "HM", "seconds_per_question",
-           "lm_calls_per_question")
+COLUMNS = ("outcome_correct", "route_correct", "answer_correct", "recall_at_3", "recall_at_5", "ranking_recall_at_10",
+           "ranking_ndcg_at_5", "HM", "best_score", "seconds_per_question", "lm_calls_per_question")
 
 
 def list_runs(config: AskFirstConfig, *, kind: str | None = None, limit: int = 20, names: list[str] | None = None) -> list[dict]:

@@ -68,10 +68,19 @@ def tracked_run(config: AskFirstConfig, *, run_name: str, tags: dict | None = No
         artifacts = (config.runs_path / "mlartifacts").as_uri()
         mlflow.create_experiment(config.tracking.experiment, artifact_location=artifacts)
     mlflow.set_experiment(config.tracking.experiment)
-    with mlflow.start_run(run_name=run_name, tags=tags or {}):
-        tracker = Tracker(mlflow)
-        tracker.log_params(flatten(config.model_dump(mode="json")))
-        yield tracker
+    if config.tracking.traces:
+        import mlflow.dspy
+
+        # One trace per program call (every module and LM call inside it), linked to this run.
+        mlflow.dspy.autolog(log_traces=True, log_traces_from_compile=False, log_traces_from_eval=True, silent=True)
+    try:
+        with mlflow.start_run(run_name=run_name, tags=tags or {}):
+            tracker = Tracker(mlflow)
+            tracker.log_params(flatten(config.model_dump(mode="json")))
+            yield tracker
+    finally:
+        if config.tracking.traces:
+            mlflow.dspy.autolog(disable=True, silent=True)
 
 
 @contextmanager

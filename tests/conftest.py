@@ -139,3 +139,10 @@ def schema_lm():
         return dspy.LM("test/schema-following", engine=SchemaFollowingEngine(scripted), cache=False)
 
     return _make
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_tracking_uri(monkeypatch):
+    """``mlflow.set_tracking_uri`` also exports MLFLOW_TRACKING_URI (for child processes), which askfirst
+    honours; without this, one test's store would become the next test's."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)

@@ -93,3 +93,19 @@ def test_runs_lists_tracked_runs(monkeypatch, capsys, tmp_path):
     assert "eval-a" in out and "eval-b" not in out
     code, out, _ = run_cli(monkeypatch, capsys, "runs", "--set", f"runs_dir={tmp_path}", "--kind", "compile")
     assert "no tracked runs" in out
+
+
+def test_runs_plot_draws_curves_and_bars(monkeypatch, capsys, tmp_path):
+    from askfirst.config import load_config
+    from askfirst.tracking import tracked_run
+
+    config = load_config(overrides=[f"runs_dir={tmp_path}"])
+    with tracked_run(config, run_name="compile-a", tags={"askfirst.kind": "compile"}) as tracker:
+        for step, (score, best) in enumerate(((0.4, 0.4), (0.3, 0.4), (0.6, 0.6))):
+            tracker.log_metrics({"candidate_score": score, "best_score": best}, step=step)
+    with tracked_run(config, run_name="eval-a", tags={"askfirst.kind": "eval"}) as tracker:
+        tracker.log_metrics({"outcome_correct": 0.5, "HM": 0.3})
+    png = tmp_path / "runs.png"
+    code, out, _ = run_cli(monkeypatch, capsys, "runs", "--set", f"runs_dir={tmp_path}", "--plot", str(png))
+    assert code in (0, None) and "plot:" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

@@ -83,6 +83,21 @@ def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_p
         model.predict([{"question": " "}])
 
 
+def test_eval_run_records_dspy_traces(monkeypatch, capsys, tmp_path, fake_lm):
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--limit", "2", "--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1",
+                           "--set", "program.reranker=false")
+    assert code == 0, err
+
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run = mlflow.search_runs(experiment_names=["askfirst"], output_format="list")[0]
+    traces = mlflow.search_traces(locations=[run.info.experiment_id], run_id=run.info.run_id, return_type="list", flush=True)
+    assert len(traces) == 2  # one per question, each with the program's module and LM spans
+    assert any("IterativeNotesRAG" in span.name for span in traces[0].data.spans)
+    assert sum(span.span_type == "CHAT_MODEL" for span in traces[0].data.spans) >= 2
+
+
 def test_interrupted_compile_resumes_from_its_checkpoint(monkeypatch, capsys, tmp_path, fake_lm):
     args = compile_args(tmp_path, "--set", "tracking.enabled=false")
     code, _, _ = run_cli(monkeypatch, capsys, *args)

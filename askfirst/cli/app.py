@@ -260,13 +260,20 @@ def runs(
     kind: Annotated[str | None, typer.Option(help="Only runs of this kind: eval, compile, ablate, bench-retrieval.")] = None,
     limit: Annotated[int, typer.Option(help="How many of the newest runs.")] = 20,
     compare: Annotated[list[str] | None, typer.Option(help="Run names to compare side by side (repeatable).")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Also write a PNG: compile runs' optimisation curves, other runs' metrics.")] = None,
 ) -> None:
     """List tracked runs (newest first) with their main metrics, or compare named runs."""
-    from askfirst.cli.render import print_runs
+    from askfirst.cli.render import console, print_runs
     from askfirst.run_list import list_runs
 
-    rows = list_runs(resolve(config, set_), kind=kind, limit=limit, names=compare)
+    cfg = resolve(config, set_)
+    rows = list_runs(cfg, kind=kind, limit=limit, names=compare)
     print_runs(rows)
+    if plot and rows:
+        from askfirst.run_plot import plot_runs
+        from askfirst.tracking import tracking_uri
+
+        console.print(f"plot: {plot_runs(rows, plot, tracking_uri=tracking_uri(cfg))}")
 
 
 @app.command("tune-threshold")
