@@ -59,7 +59,7 @@ class RetrieverConfig(_Section):
 class ProgramConfig(_Section):
     """Switches and sizes of the iterative-notes program; every ablation is a change here."""
 
-    kind: Literal["notes_rag", "clarion"] = Field("notes_rag", description="Which program: the SemEval iterative-notes program or CLARION.")
+    kind: Literal["notes_rag", "clarion", "urasys"] = Field("notes_rag", description="Which program: the SemEval iterative-notes program, CLARION, or URASys.")
     iterations: int = Field(3, ge=1, le=10, description="K: rounds of query generation -> retrieval -> notes.")
     queries_per_iteration: int = Field(3, ge=1, le=6)
     notes: bool = Field(True, description="Build notes between iterations; off means queries see only the question.")
@@ -82,6 +82,31 @@ class ClarionConfig(_Section):
     mode: Literal["answer_all", "ask_first"] = Field("answer_all", description="answer_all covers every reading (benchmarks); ask_first returns a clarifying question listing them.")
     max_iterations: int = Field(5, ge=1, le=20, description="Acting steps; the last one is always ANSWER.")
     search_k: int = Field(3, ge=1, description="Passages kept per search.")
+
+
+class UrasysConfig(_Section):
+    """URASys (program.kind=urasys): two-phase indexing, FAQ + document agents, the manager's just-enough decision.
+
+    Defaults follow the paper and its authors' code (m=5 FAQs per chunk, k=3 paraphrases, 100-1000 character
+    chunks broken at the 80th percentile of sentence distances, T=4 attempts). The four switches are the
+    paper's Table 4 ablations.
+    """
+
+    faq_agent: bool = Field(True, description="Search the FAQ collection (off: 'w/o FAQ agent').")
+    document_agent: bool = Field(True, description="Search the document collection (off: 'w/o document agent').")
+    decomposition: bool = Field(True, description="Split the question into sub-queries (off: 'w/o decomposition').")
+    chunk_and_title: bool = Field(True, description="Documents as rewritten, titled semantic chunks (off: the plain index of the corpus, 'w/o proposed indexing').")
+    max_attempts: int = Field(4, ge=1, le=10, description="T: search-and-judge rounds before saying no information was found.")
+    faq_k: int = Field(5, ge=1, description="FAQ entries per search.")
+    document_k: int = Field(3, ge=1, description="Document chunks per search.")
+    faq_agent_attempts: int = Field(2, ge=1, le=5, description="FAQ agent: searches per sub-query (a few reformulations).")
+    document_agent_attempts: int = Field(3, ge=1, le=8, description="Document agent: searches per sub-query.")
+    faqs_per_chunk: int = Field(5, ge=1, le=8, description="m: FAQ pairs the FAQ Creator writes per chunk.")
+    paraphrases: int = Field(3, ge=0, le=5, description="k: paraphrases the FAQ Expander writes per question (0: no expansion).")
+    chunk_min_chars: int = Field(100, ge=1)
+    chunk_max_chars: int = Field(1000, ge=2)
+    break_percentile: float = Field(80.0, gt=0, lt=100, description="Semantic chunker: break above this percentile of adjacent-sentence distances.")
+    threads: int = Field(4, ge=1, description="dspy.Parallel threads for the agents (a local LM still answers one call at a time).")
 
 
 class DataConfig(_Section):
@@ -133,6 +158,7 @@ class AskFirstConfig(_Section):
     retriever: RetrieverConfig = RetrieverConfig()
     program: ProgramConfig = ProgramConfig()
     clarion: ClarionConfig = ClarionConfig()
+    urasys: UrasysConfig = UrasysConfig()
     data: DataConfig = DataConfig()
     eval: EvalConfig = EvalConfig()
     compile: CompileConfig = CompileConfig()

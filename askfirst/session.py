@@ -29,19 +29,25 @@ class Session:
         self.store.close()
 
 
-def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=None) -> Session:
+def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=None, augment_progress=None) -> Session:
     """Open the store (bringing the index up to date with the corpus unless told not to), the LM and the program.
 
     The corpus is read and the LM configured before any index work, so bad input or a missing model fails
-    fast, before minutes of embedding.
+    fast, before minutes of embedding. For the URASys program the two-phase index is brought up to date too
+    (``augment_progress(done, total, unit_id)`` reports each chunk).
     """
     docs = load_corpus(config.data.corpus, data_dir=config.data.shared_data_dir) if update_index else None
     lm = configure_dspy(config)
     store = open_store(config)
     try:
         report = index_corpus(config, store, docs=docs, progress=progress) if update_index else None
+        if update_index and config.program.kind == "urasys":
+            from askfirst.augment import augment_index
+
+            augment_index(config, store, docs=docs, progress=augment_progress)
         retriever = open_retriever(config, store)
+        program = build_program(config, retriever, store=store)
     except BaseException:
         store.close()
         raise
-    return Session(config, store, retriever, lm, build_program(config, retriever), report)
+    return Session(config, store, retriever, lm, program, report)

@@ -54,3 +54,14 @@ def format_passages(passages: list[Passage], *, max_chars: int) -> str:
         text = p.text if len(p.text) <= max_chars else p.text[:max_chars].rsplit(" ", 1)[0] + " ..."
         lines.append(f"[{p.passage_id}] {p.title}: {text}")
     return "\n".join(lines)
+
+
+def question_and_history(conversation, *, max_question_chars: int, history_turns: int) -> tuple[str, str, list[str]]:
+    """The latest question (cut to ``max_question_chars``), the formatted history, and warnings about any cut."""
+    turns = to_turns(conversation)
+    warnings = []
+    question = turns[-1].content
+    if len(question) > max_question_chars:
+        warnings.append(f"question cut from {len(question)} to {max_question_chars} characters")
+        question = question[:max_question_chars]
+    return question, format_history(turns, max_turns=history_turns), warnings

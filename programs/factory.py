@@ -6,9 +6,15 @@ from askfirst.programs.mtrag_judges import MTRAGJudges
 from askfirst.programs.notes_rag import IterativeNotesRAG
 
 
-def build_program(config: AskFirstConfig, retriever):
+def build_program(config: AskFirstConfig, retriever, *, store=None):
     """The configured program (``program.kind``). For the iterative-notes program with ``retrieval_lm`` set,
-    its retrieval-side steps run on that LM (e.g. a small fast model) while classification and answering use ``lm``."""
+    its retrieval-side steps run on that LM (e.g. a small fast model) while classification and answering use ``lm``.
+
+    Args:
+        store: The corpus's ``PassageStore``; URASys opens its FAQ and unit collections beside it.
+    """
+    if config.program.kind == "urasys":
+        return _urasys(config, retriever, store)
     if config.program.kind == "clarion":
         from askfirst.programs.clarion import ClarionProgram
 
@@ -20,6 +26,28 @@ def build_program(config: AskFirstConfig, retriever):
         if program.reranker is not None:
             program.reranker.set_lm(lm)
     return program
+
+
+def _urasys(config: AskFirstConfig, retriever, store):
+    from askfirst.augment import FAQ, UNITS, augmented_collection
+    from askfirst.programs.urasys import URASysProgram
+    from askfirst.retrieval.factory import open_retriever
+
+    if store is None:
+        raise ValueError("the URASys program needs the corpus's store, to open its FAQ and unit collections")
+
+    def search(part: str):
+        found = open_retriever(config, store.sibling(augmented_collection(config, part)))
+        if not len(found):
+            from askfirst.datasets.errors import DataError
+
+            raise DataError(f"the URASys {part} collection of {config.data.corpus!r} is empty; build it with: askfirst index --augment")
+        return lambda query, k: found(query, k)
+
+    u = config.urasys
+    documents = search(UNITS) if u.chunk_and_title else (lambda query, k: retriever(query, k))
+    return URASysProgram(faq_search=search(FAQ) if u.faq_agent else None, document_search=documents if u.document_agent else None,
+                         config=u, program=config.program, retries=config.lm.parse_retries)
 
 
 def build_judges(config: AskFirstConfig, embedder) -> MTRAGJudges:

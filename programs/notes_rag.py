@@ -6,7 +6,7 @@ import dspy
 
 from askfirst.config import ProgramConfig
 from askfirst.programs.answerability import AnswerabilityRouter
-from askfirst.programs.conversation import format_history, format_passages, to_turns
+from askfirst.programs.conversation import format_passages, question_and_history
 from askfirst.programs.iterative_retrieval import IterativeRetrieval
 from askfirst.programs.reranker import ListwiseReranker
 from askfirst.programs.responders import Responders
@@ -48,13 +48,7 @@ class IterativeNotesRAG(dspy.Module):
 
     def _inputs(self, conversation) -> tuple[str, str, list[str]]:
         """The question (cut to ``max_question_chars``), the formatted history, and warnings about the cut."""
-        turns = to_turns(conversation)
-        warnings = []
-        question = turns[-1].content
-        if len(question) > self.config.max_question_chars:
-            warnings.append(f"question cut from {len(question)} to {self.config.max_question_chars} characters")
-            question = question[: self.config.max_question_chars]
-        return question, format_history(turns, max_turns=self.config.history_turns), warnings
+        return question_and_history(conversation, max_question_chars=self.config.max_question_chars, history_turns=self.config.history_turns)
 
     def respond(self, conversation, *, route: str, evidence: list[Passage]) -> dspy.Prediction:
         """The reply the responders give for ``route`` on ``evidence`` (what another routing decision would say)."""

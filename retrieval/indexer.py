@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from askfirst.datasets.corpus import Document
-from askfirst.retrieval.chunking import chunk_corpus
+from askfirst.retrieval.chunking import Passage, chunk_corpus
 from askfirst.retrieval.embedder import Embedder
 from askfirst.retrieval.qdrant_store import PassageStore
 
@@ -47,8 +47,14 @@ def build_index(
         prune: Also delete stored passages that no longer come from ``docs``.
         progress: Called as ``progress(done, todo)`` after each batch.
     """
-    start = time.perf_counter()
     passages = chunk_corpus(docs, max_words=chunk_words, overlap_sentences=overlap_sentences)
+    return write_passages(passages, store, embedder, batch_size=batch_size, prune=prune, progress=progress)
+
+
+def write_passages(passages: list[Passage], store: PassageStore, embedder: Embedder, *, batch_size: int = 64, prune: bool = False,
+                   progress: Callable[[int, int], None] | None = None) -> IndexReport:
+    """Bring ``store`` up to date with ready-made ``passages`` (``build_index`` without the chunking)."""
+    start = time.perf_counter()
     stored = store.stored_hashes([p.passage_id for p in passages])
     todo = [p for p in passages if stored.get(p.passage_id) != p.content_hash]
     updated = sum(1 for p in todo if p.passage_id in stored)

@@ -26,11 +26,14 @@ def point_id(passage_id: str) -> str:
 class PassageStore:
     """One Qdrant collection of passages (payload: id, document id, title, text, content hash)."""
 
-    def __init__(self, *, collection: str, dim: int, path: str | Path | None = None, url: str | None = None):
+    def __init__(self, *, collection: str, dim: int, path: str | Path | None = None, url: str | None = None, client: QdrantClient | None = None):
         self.collection = collection
         self.dim = dim
+        self._owns_client = client is None
         try:
-            if url:
+            if client is not None:
+                self.client = client
+            elif url:
                 self.client = QdrantClient(url=url)
             else:
                 Path(path).mkdir(parents=True, exist_ok=True)
@@ -84,5 +87,10 @@ class PassageStore:
         hits = self.client.query_points(self.collection, query=vector.tolist(), limit=k, with_payload=["passage_id"]).points
         return [(h.payload["passage_id"], float(h.score)) for h in hits]
 
+    def sibling(self, collection: str) -> PassageStore:
+        """Another collection in the same Qdrant store, on this store's client (local mode allows one client per folder)."""
+        return PassageStore(collection=collection, dim=self.dim, client=self.client)
+
     def close(self) -> None:
-        self.client.close()
+        if self._owns_client:
+            self.client.close()

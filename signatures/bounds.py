@@ -31,3 +31,18 @@ QueryList = _bounded_list("QueryList", max_items=4, max_chars=160)
 NoteList = _bounded_list("NoteList", max_items=3, max_chars=160)
 IdList = _bounded_list("IdList", max_items=10, max_chars=80)
 OptionList = _bounded_list("OptionList", max_items=6, max_chars=160)
+
+
+def _bounded_pairs(name: str, *, max_items: int, max_chars: int) -> type:
+    def schema(cls, source, handler: GetCoreSchemaHandler):
+        text = core_schema.str_schema(max_length=max_chars)
+        pair = core_schema.typed_dict_schema({"question": core_schema.typed_dict_field(text), "answer": core_schema.typed_dict_field(text)})
+        items = core_schema.list_schema(pair, max_length=max_items)
+        return core_schema.no_info_after_validator_function(cls, items, serialization=core_schema.plain_serializer_function_ser_schema(list))
+
+    return type(name, (list,), {"__get_pydantic_core_schema__": classmethod(schema),
+                                "__doc__": f"At most {max_items} {{question, answer}} objects, each text at most {max_chars} characters."})
+
+
+ParaphraseList = _bounded_list("ParaphraseList", max_items=5, max_chars=200)
+FAQPairList = _bounded_pairs("FAQPairList", max_items=8, max_chars=300)

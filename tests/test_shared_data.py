@@ -26,3 +26,30 @@ def test_every_judged_passage_is_in_the_pool():
         ids = {d.doc_id for d in load_corpus(passage_pool_path(DATA, name))}
         judged = {p for t in tasks if t.collection == name for p in t.qrels}
         assert judged <= ids, name
+
+
+def test_named_sources_split_by_collection_and_set():
+    from askfirst.config import load_config
+    from askfirst.datasets.splits import configured_questions
+
+    cloud = load_corpus("mtrag:cloud")
+    assert cloud and all(d.source.startswith(str(passage_pool_path(DATA, "cloud"))) for d in cloud)
+    cfg = load_config(overrides=["data.questions=mtrag", "data.limit=24"])
+    train, val = configured_questions(cfg, split="train"), configured_questions(cfg, split="validation")
+    assert len(train) + len(val) == 24 and not {e.id for e in train} & {e.id for e in val}
+    with pytest.raises(ValueError, match="unknown MTRAG collection"):
+        load_corpus("mtrag:nope")
+
+
+@pytest.mark.skipif(not (DATA / "urasys").is_dir(), reason=f"URASys question sets not found at {DATA / 'urasys'}")
+def test_urasys_sets_load_with_their_paragraphs_as_corpus():
+    from askfirst.datasets.questions import load_questions
+
+    squad = load_questions("urasys:squad2")
+    assert len(squad) == 504 and sum(e.answerability == "UNANSWERABLE" for e in squad) == 250
+    assert all(e.gold_answers for e in squad if e.answerability == "ANSWERABLE")
+    ambiguous = load_questions("urasys:squad2_ambiguous")
+    assert {e.answerability for e in ambiguous} == {"UNDERSPECIFIED"} and all(e.clarification_options for e in ambiguous)
+    for name, questions in (("squad2", squad), ("squad2_ambiguous", ambiguous)):
+        ids = {d.doc_id for d in load_corpus(f"urasys:{name}")}
+        assert all(set(e.gold_passages) <= ids and e.gold_passages for e in questions)

@@ -28,6 +28,7 @@ def index(
     config: ConfigOpt = None, set_: SetOpt = None,
     corpus: Annotated[str | None, typer.Option(help="JSONL file or folder of .txt/.md files (default: data.corpus).")] = None,
     prune: Annotated[bool, typer.Option(help="Also delete indexed passages no longer in the corpus.")] = False,
+    augment: Annotated[bool, typer.Option(help="Also build URASys's two-phase index (chunk-and-title units, FAQ collection) with the LM.")] = False,
 ) -> None:
     """Build or update the index of a corpus (incremental; an interrupted build resumes)."""
     from askfirst.cli.render import console
@@ -36,13 +37,25 @@ def index(
 
     cfg = resolve(config, set_, [f"data.corpus={corpus}"] if corpus else [])
     docs = load_corpus(cfg.data.corpus, data_dir=cfg.data.shared_data_dir)  # read (and reject bad input) before opening the store or loading a model
+    if augment:
+        from askfirst.lm.factory import configure_dspy
+
+        configure_dspy(cfg)  # a missing model fails here, before any index work
     store = open_store(cfg)
     try:
         report = index_corpus(cfg, store, docs=docs, prune=prune, progress=lambda done, todo: console.print(f"  embedded {done}/{todo}"))
+        console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
+                      f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
+        if augment:
+            from askfirst.augment import augment_index
+
+            out = augment_index(cfg, store, docs=docs, progress=lambda done, total, uid: console.print(f"  chunk {done}/{total}: {uid}"))
+            r = out.report
+            console.print(f"URASys index: {r.chunks} chunks ({r.processed} through the LM, {r.reused} from the ledger, {r.failed} failed "
+                          f"and kept raw), {r.faqs} FAQ entries; {out.lm_calls} LM calls, {r.seconds / 60:.1f} min; "
+                          f"{out.units.added + out.units.updated} units and {out.faqs.added + out.faqs.updated} FAQ entries embedded")
     finally:
         store.close()
-    console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
-                  f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
 
 
 def _read_conversation(path: Path) -> list[dict]:
@@ -195,7 +208,7 @@ def serve(
     for path in programs or []:
         run_config = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
         # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM.
-        program = build_program(load_config(run_config) if run_config.is_file() else cfg, session.retriever)
+        program = build_program(load_config(run_config) if run_config.is_file() else cfg, session.retriever, store=session.store)
         variants[path.name if path.is_dir() else path.parent.name] = Variant(load_compiled(program, path), session.lm, adapter)
     console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")
     try:
@@ -238,7 +251,7 @@ def ablate(
 
     def program_for(cfg, cell):
         retriever = session.retriever if cfg.retriever == base.retriever else open_retriever(cfg, session.store)
-        program = build_program(cfg, retriever)
+        program = build_program(cfg, retriever, store=session.store)
         console.print(f"[bold]cell {cell.name}[/bold]: {' '.join(cell.overrides) or '(base)'}")
         return load_compiled(program, cell.program_state) if cell.program_state else program
 
