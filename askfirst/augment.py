@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import dspy
+
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.corpus import Document, load_corpus
 from askfirst.lm.call_counter import counting_lm_calls
+from askfirst.lm.factory import build_lm
 from askfirst.retrieval.augmented_index import LEDGER_FILE, AugmentReport, augment_corpus
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.factory import collection_name
@@ -32,7 +35,7 @@ class AugmentResult:
 
 
 def augment_index(config: AskFirstConfig, store: PassageStore, *, docs: list[Document] | None = None, progress=None) -> AugmentResult:
-    """Build or update both URASys collections beside ``store``'s, with the configured (default) DSPy LM.
+    """Build or update both URASys collections beside ``store``'s, with ``urasys.indexing_lm`` (default: the configured LM).
 
     Finished chunks are read back from ``runs/urasys/<collection>/ledger.jsonl``; only new or changed chunks
     (or all of them, after a change of LM, m, k or the chunk-and-title switch) go through the LM.
@@ -43,10 +46,11 @@ def augment_index(config: AskFirstConfig, store: PassageStore, *, docs: list[Doc
     docs = docs if docs is not None else load_corpus(config.data.corpus, data_dir=config.data.shared_data_dir)
     embedder = get_embedder(config.retriever.embedding_model)
     chunker = SemanticChunker(embedder.embed, percentile=u.break_percentile, min_chars=u.chunk_min_chars, max_chars=u.chunk_max_chars)
-    settings = json.dumps({"lm": config.lm.model, "m": u.faqs_per_chunk, "k": u.paraphrases, "percentile": u.break_percentile,
+    settings = json.dumps({"lm": (u.indexing_lm or config.lm).model, "m": u.faqs_per_chunk, "k": u.paraphrases, "percentile": u.break_percentile,
                            "chars": [u.chunk_min_chars, u.chunk_max_chars]}, sort_keys=True)
     ledger = config.runs_path / "urasys" / collection_name(config) / LEDGER_FILE
-    with counting_lm_calls() as counter:
+    lm = build_lm(u.indexing_lm, seed=config.seed) if u.indexing_lm else dspy.settings.lm
+    with counting_lm_calls() as counter, dspy.context(lm=lm):
         units, faqs, report = augment_corpus(
             docs, chunker=chunker, chunk_and_title=ChunkAndTitle(retries=retries), ledger=ledger, settings=settings, progress=progress,
             ask_and_augment=AskAndAugment(faqs_per_chunk=u.faqs_per_chunk, paraphrases=u.paraphrases, retries=retries),

@@ -107,6 +107,7 @@ class UrasysConfig(_Section):
     chunk_max_chars: int = Field(1000, ge=2)
     break_percentile: float = Field(80.0, gt=0, lt=100, description="Semantic chunker: break above this percentile of adjacent-sentence distances.")
     threads: int = Field(4, ge=1, description="dspy.Parallel threads for the agents (a local LM still answers one call at a time).")
+    indexing_lm: LMConfig | None = Field(None, description="LM for the chunk rewriter, title assigner, FAQ creator and expander; default: lm.")
 
 
 class DataConfig(_Section):

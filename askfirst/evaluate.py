@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dspy
 
+from askfirst.datasets.jsonl import read_checkpoint
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.optimizers.retrieval_metrics import unique_in_order
 from askfirst.optimizers.scoring import aggregate, per_collection, score_prediction
@@ -44,15 +45,7 @@ def failure_record(example, error: Exception, *, seconds: float) -> dict:
 
 def read_finished(path: Path) -> dict[str, dict]:
     """Records already written by an earlier (possibly interrupted) run of the same folder."""
-    done: dict[str, dict] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by the interruption; that question is simply asked again
-            done[rec["id"]] = rec
-    return done
+    return read_checkpoint(path, key="id")
 
 
 @dataclass

@@ -29,3 +29,22 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             if not isinstance(record, dict):
                 raise DataError(f"{p}:{number}: expected a JSON object, got {type(record).__name__}")
             yield number, record
+
+
+def read_checkpoint(path: str | Path, *, key: str) -> dict[str, dict]:
+    """Records of an append-only progress file (predictions, an index ledger) by ``record[key]``; the last wins.
+
+    A missing file is an empty checkpoint, and a line cut short by an interruption is skipped, so that item
+    is simply done again.
+    """
+    done: dict[str, dict] = {}
+    p = Path(path)
+    if p.is_file():
+        for line in p.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and key in rec:
+                done[rec[key]] = rec
+    return done

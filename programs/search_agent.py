@@ -32,7 +32,20 @@ def failed_report(source: str, query: str, error: StepFailed) -> AgentReport:
     return AgentReport(source, query, False, NOT_FOUND, warning=str(error))
 
 
-class FAQSearchAgent(dspy.Module):
+class _SearchAgent(dspy.Module):
+    source = ""
+
+    def forward(self, query: str) -> AgentReport:
+        try:
+            return self._search_loop(query)
+        except StepFailed as exc:
+            return failed_report(self.source, query, exc)
+
+    def _search_loop(self, query: str) -> AgentReport:
+        raise NotImplementedError
+
+
+class FAQSearchAgent(_SearchAgent):
     """High-precision lookup in the FAQ collection with at most ``max_attempts`` searches (a few reformulations).
 
     Args:
@@ -45,12 +58,6 @@ class FAQSearchAgent(dspy.Module):
         super().__init__()
         self._search, self.k, self.max_attempts, self.passage_chars, self.retries = search, k, max_attempts, passage_chars, retries
         self.judge = dspy.Predict(SearchFAQs)
-
-    def forward(self, query: str) -> AgentReport:
-        try:
-            return self._search_loop(query)
-        except StepFailed as exc:
-            return failed_report(self.source, query, exc)
 
     def _search_loop(self, query: str) -> AgentReport:
         tried, expression = [], query
@@ -67,7 +74,7 @@ class FAQSearchAgent(dspy.Module):
         return AgentReport(self.source, query, False, NOT_FOUND, [], tried)
 
 
-class DocumentSearchAgent(dspy.Module):
+class DocumentSearchAgent(_SearchAgent):
     """The more elaborate loop over the document collection: analyse, refine the search expression, judge
     adequacy, continue or stop, for at most ``max_attempts`` searches.
 
@@ -81,12 +88,6 @@ class DocumentSearchAgent(dspy.Module):
         super().__init__()
         self._search, self.k, self.max_attempts, self.passage_chars, self.retries = search, k, max_attempts, passage_chars, retries
         self.step = dspy.Predict(SearchDocuments)
-
-    def forward(self, query: str) -> AgentReport:
-        try:
-            return self._search_loop(query)
-        except StepFailed as exc:
-            return failed_report(self.source, query, exc)
 
     def _search_loop(self, query: str) -> AgentReport:
         tried, history, expression = [], [], query

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from askfirst.datasets.corpus import Document
+from askfirst.datasets.jsonl import read_checkpoint
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.semantic_chunker import SemanticChunker
 
@@ -59,15 +60,8 @@ class AugmentReport:
 
 
 def read_ledger(path: Path) -> dict[str, dict]:
-    done: dict[str, dict] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by an interruption: that chunk is simply processed again
-            done[rec["unit_id"]] = rec
-    return done
+    """Finished chunks by unit id (a line cut by an interruption is skipped: that chunk is processed again)."""
+    return read_checkpoint(path, key="unit_id")
 
 
 def augment_corpus(docs: list[Document], *, chunker: SemanticChunker, chunk_and_title, ask_and_augment, ledger: Path,
