@@ -119,8 +119,10 @@ class URASysProgram(dspy.Module):
         if route == "clarify" and len(categories) >= 2:
             return self._prediction("clarify", clarifying_question(categories), state, warnings, options=categories)
         evidence = state["evidence"]
-        reply = self.responders(route=route, question=question, conversation_history=history,
-                                passages_text=format_passages(evidence, max_chars=self.program_config.passage_chars),
+        # The answer is written from the pooled evidence E: the agents' grounded findings first, then what they found.
+        pooled = f"Findings of the search agents:\n{format_evidence(state['reports'])}\n\nPassages:\n" + format_passages(
+            evidence, max_chars=self.program_config.passage_chars)
+        reply = self.responders(route=route, question=question, conversation_history=history, passages_text=pooled,
                                 passage_ids=[p.passage_id for p in evidence])
         return self._prediction(route, reply.answer, state, warnings, citations=reply.citations, missing=reply.missing, options=reply.options)
 

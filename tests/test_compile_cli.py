@@ -76,6 +76,9 @@ def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_p
     assert run.data.params["compile.objective"] == "both" and run.data.metrics["lm_calls"] > 0
     history = mlflow.MlflowClient().get_metric_history(run.info.run_id, "candidate_score")
     assert len(history) == len(curve)
+    trials = mlflow.search_runs(experiment_names=["askfirst"], output_format="list",
+                                filter_string=f"tags.`mlflow.parentRunId` = '{run.info.run_id}'")
+    assert sorted(t.data.metrics["score"] for t in trials) == sorted(row["score"] for row in curve)
     model = mlflow.pyfunc.load_model(f"runs:/{run.info.run_id}/model")  # rebuilt from config + state JSON
     reply = model.predict([{"question": "What is the tuition fee?"}])[0]
     assert reply["route"] == "answer" and reply["answer"] == "It is EUR 4,200."

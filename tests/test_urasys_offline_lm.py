@@ -26,7 +26,7 @@ def test_indexes_demo_documents_with_faqs_and_answers_from_the_faq_collection(tm
     corpus.write_text("".join(line for line in demo_corpus_path().read_text().splitlines(keepends=True)
                               if json.loads(line)["_id"] in DOCS))
     config = load_config(builtin_config_path("urasys"), overrides=[
-        f"runs_dir={tmp_path}", f"data.corpus={corpus}", "program.kind=urasys", "urasys.faqs_per_chunk=2", "urasys.paraphrases=1",
+        f"runs_dir={tmp_path}", f"data.corpus={corpus}", "program.kind=urasys", "urasys.faqs_per_chunk=1", "urasys.paraphrases=1", "urasys.chunk_min_chars=500",
         "urasys.document_agent=false", "urasys.decomposition=false", "urasys.max_attempts=1", "tracking.enabled=false"])
     session = open_session(config)
     try:

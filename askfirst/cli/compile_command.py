@@ -29,7 +29,7 @@ def compile_(
     from askfirst.optimizers.curves import instruction_diff, instructions, optimisation_curve
     from askfirst.run_dir import new_run_dir
     from askfirst.session import open_session
-    from askfirst.tracking import log_program_model, tracked_run
+    from askfirst.tracking import child_run, log_program_model, tracked_run
 
     if resume:
         cfg, run_dir = load_config(resume / "config.yaml"), resume
@@ -59,6 +59,10 @@ def compile_(
             for row in curve:
                 tracker.log_metrics({"candidate_score": row["score"], "best_score": row["best_so_far"], "metric_calls": row["metric_calls"]},
                                     step=row["step"])
+                # Each candidate / trial is also a nested run, to filter and compare in the MLflow UI.
+                with child_run(tracker, run_name=f"{run_dir.name}-step{row['step']}", kind="optimisation-trial",
+                               params={"step": row["step"], "scored_on": "valset" if row["full_eval"] else "minibatch"}) as trial:
+                    trial.log_metrics({"score": row["score"], "metric_calls": row["metric_calls"]})
             diff = instruction_diff(before, instructions(compiled))
             (run_dir / "curve.json").write_text(json.dumps(curve, indent=2), encoding="utf-8")
             (run_dir / "instructions.diff").write_text(diff + "\n", encoding="utf-8")
