@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from askfirst.optimizers.ambiguity_metrics import str_em
 from askfirst.optimizers.answer_metrics import best_token_f1, contains_any
 from askfirst.optimizers.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
 from askfirst.programs.routes import LABEL_TO_ROUTE, ROUTES
@@ -55,6 +56,8 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
         "ranking_ndcg@5": ndcg_at_k(ranked, qrels, 5) if qrels else None,
         "citation_hit": bool(cited & set(qrels)) if qrels and route in ("answer", "partial") else None,
         "clarification_hit": any(o in reply for o in options) if options and route == "clarify" else None,
+        # ASQA / AmbigNQ: the share of interpretations whose short answer the (long) answer contains.
+        "str_em": str_em(prediction["answer"], [aliases for _, aliases in example.get("qa_pairs")]) if example.get("qa_pairs") else None,
         "failed": route == "error",
     }
 

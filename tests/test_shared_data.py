@@ -53,3 +53,22 @@ def test_urasys_sets_load_with_their_paragraphs_as_corpus():
     for name, questions in (("squad2", squad), ("squad2_ambiguous", ambiguous)):
         ids = {d.doc_id for d in load_corpus(f"urasys:{name}")}
         assert all(set(e.gold_passages) <= ids and e.gold_passages for e in questions)
+
+
+@pytest.mark.skipif(not (DATA / "asqa").is_dir() or not (DATA / "multihop").is_dir(), reason=f"ASQA / multi-hop data not found under {DATA}")
+def test_ambiguous_and_multihop_sets_load_with_their_corpora():
+    from askfirst.datasets.questions import load_questions
+    from askfirst.optimizers.scoring import score_prediction
+
+    asqa = load_questions("asqa")
+    assert len(asqa) == 458 and all(e.answerability == "UNDERSPECIFIED" and len(e.qa_pairs) >= 1 for e in asqa)
+    ids = {d.doc_id for d in load_corpus("asqa")}
+    assert all(set(e.gold_passages) <= ids for e in asqa)
+    first = asqa[0]  # who played the Weasley brothers: one reading's actor named of several readings
+    scores = score_prediction(first, {"route": "answer", "answer": f"{first.qa_pairs[0][1][0]} played one of them.", "retrieved_docs": []})
+    assert 0 < scores["str_em"] < 1
+    ambignq = load_questions("ambignq")
+    assert {e.answerability for e in ambignq} == {"ANSWERABLE", "UNDERSPECIFIED"}
+    for name in ("hotpot", "musique", "wikihop"):
+        questions, ids = load_questions(f"multihop:{name}"), {d.doc_id for d in load_corpus(f"multihop:{name}")}
+        assert questions and all(set(e.gold_passages) <= ids for e in questions) and all(e.gold_answers for e in questions)

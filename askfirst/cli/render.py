@@ -45,7 +45,7 @@ def print_summary(summary: dict, *, k: int) -> None:
     metrics.add_column("metric")
     metrics.add_column("value")
     for key in ("outcome_correct", "route_correct", "answer_correct", "answer_f1", f"recall@{k}", f"ndcg@{k}", "ranking_recall@10",
-                "ranking_ndcg@5", "collection_mean_ranking_recall@10", "collection_mean_ranking_ndcg@5", "citation_hit",
+                "ranking_ndcg@5", "collection_mean_ranking_recall@10", "collection_mean_ranking_ndcg@5", "str_em", "citation_hit",
                 "clarification_hit", "failed", "seconds_per_question", "lm_calls_per_question", "n"):
         metrics.add_row(key, _fmt(summary.get(key)))
     console.print(metrics)
