@@ -37,15 +37,23 @@ class ClarionProgram(dspy.Module):
         self.act = dspy.Predict(ActStep)
         self.write = dspy.Predict(WriteLongAnswer)
 
+    def _collection_view(self, question: str) -> str:
+        """The top passages for the question itself, so that the readings are ones the collection can tell apart."""
+        if not self.config.grounded_planning:
+            return ""
+        found = [h.passage for h in self._retriever.search_many([question], self.config.search_k)]
+        return format_passages(found, max_chars=self.program_config.passage_chars)
+
     def _plan(self, question: str) -> tuple[list[str], dict]:
         if not self.config.detection:
             return [question], {"is_ambiguous": None, "ambiguity_type": None}
-        analysis = call_predictor(self.analyze, "clarion_detect", retries=self.retries, query=question)
+        view = self._collection_view(question)
+        analysis = call_predictor(self.analyze, "clarion_detect", retries=self.retries, query=question, passages=view)
         info = {"is_ambiguous": analysis.is_ambiguous, "ambiguity_type": analysis.ambiguity_type}
         if not analysis.is_ambiguous or analysis.ambiguity_type == "none" or not self.config.clarification:
             return [question], info
         text = f"type: {analysis.ambiguity_type}; aspects: {'; '.join(analysis.ambiguous_aspects)}; needed: {analysis.clarification_needed}"
-        clarified = call_predictor(self.clarify, "clarion_clarify", retries=self.retries, query=question, analysis=text)
+        clarified = call_predictor(self.clarify, "clarion_clarify", retries=self.retries, query=question, analysis=text, passages=view)
         readings = list(dict.fromkeys(q.strip() for q in clarified.clarified_queries if q.strip()))
         return (readings if len(readings) >= 2 else [question]), info
 

@@ -18,6 +18,7 @@ class AnalyzeAmbiguity(dspy.Signature):
     none: one clear reading."""
 
     query: str = dspy.InputField()
+    passages: str = dspy.InputField(desc="What the document collection holds on the query, as '[id] title: text'; may be empty")
     is_ambiguous: bool = dspy.OutputField()
     ambiguity_type: AmbiguityType = dspy.OutputField()
     ambiguous_aspects: NoteList = dspy.OutputField(desc="What makes it ambiguous")
@@ -32,6 +33,7 @@ class ClarifyQuery(dspy.Signature):
 
     query: str = dspy.InputField()
     analysis: str = dspy.InputField(desc="The ambiguity analysis: type, aspects, what would clarify it")
+    passages: str = dspy.InputField(desc="What the document collection holds on the query; base the versions on the distinct things it shows")
     clarified_queries: OptionList = dspy.OutputField(desc="Two or more clarified queries")
 
 

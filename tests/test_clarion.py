@@ -27,7 +27,9 @@ def test_plan_search_plan_answer(retriever, use_dummy_lm):
     assert pred.interpretations == ["How much is the lab fee?", "How much is the registration fee?", "How much is the late fee?"]
     # Only interpretation 1 got evidence: the others are unresolved whatever the writer claimed.
     assert pred.short_answers == ["EUR 85", UNRESOLVED, UNRESOLVED]
-    assert retriever.calls == [["laboratory fee amount"]] and len(lm.history) == 6
+    # The planner first looked at what the collection holds on the question itself (grounded planning).
+    assert retriever.calls == [["How much is the fee?"], ["laboratory fee amount"]] and len(lm.history) == 6
+    assert "fees-lab" in lm.history[0]["messages"][-1]["content"]
     assert pred.trace[0].startswith("SEARCH[laboratory fee amount] for 1") and pred.trace[1].startswith("PLAN[")
 
 
@@ -35,13 +37,13 @@ def test_budget_exhaustion_forces_the_answer(retriever, use_dummy_lm):
     searches = [act("SEARCH", 1, f"query {i}") for i in range(2)]
     lm = use_dummy_lm([CLEAR, *searches, {"short_answers": ["EUR 85"], "long_answer": "EUR 85."}])
     pred = _program(retriever, max_iterations=3)(conversation="Lab fee?")
-    assert pred.route == "answer" and len(retriever.calls) == 2 and len(lm.history) == 4  # 2 acting steps, then ANSWER
+    assert pred.route == "answer" and len(retriever.calls) == 3 and len(lm.history) == 4  # planning view, 2 acting steps, then ANSWER
 
 
 def test_duplicate_search_is_suppressed(retriever, use_dummy_lm):
     use_dummy_lm([CLEAR, act("SEARCH", 1, "lab fee"), act("SEARCH", 1, "Lab Fee"), act("ANSWER"), {"short_answers": ["EUR 85"], "long_answer": "EUR 85."}])
     pred = _program(retriever)(conversation="Lab fee?")
-    assert len(retriever.calls) == 1 and "suppressed" in pred.trace[1]
+    assert len(retriever.calls) == 2 and "suppressed" in pred.trace[1]  # the planning view and one search
 
 
 def test_unambiguous_question_goes_straight_to_acting(retriever, use_dummy_lm):
@@ -56,7 +58,7 @@ def test_ask_first_returns_the_readings(retriever, use_dummy_lm):
     pred = _program(retriever, mode="ask_first")(conversation="How much is the fee?")
     assert pred.route == "clarify" and pred.options == CLARIFIED["clarified_queries"]
     assert pred.answer.endswith("How much is the lab fee; or How much is the registration fee?")
-    assert retriever.calls == []
+    assert retriever.calls == [["How much is the fee?"]]  # only the planner's look at the collection, no acting
 
 
 @pytest.mark.parametrize(("switches", "calls_before_acting"), [({"detection": False}, 0), ({"clarification": False}, 1)])
@@ -89,3 +91,9 @@ def test_plugs_into_the_same_factory_and_eval_records(retriever, use_dummy_lm):
     pred = program(conversation="Lab fee?")
     rec = prediction_record(dspy.Example(id="x", conversation=[{"role": "user", "content": "Lab fee?"}]), pred, seconds=0, lm_calls=4)
     assert rec["route"] == "answer" and rec["retrieved_docs"][0] == "fees-lab" and rec["citations"]
+
+
+def test_ungrounded_planning_reads_only_the_query(retriever, use_dummy_lm):
+    lm = use_dummy_lm([CLEAR, act("ANSWER")])
+    _program(retriever, grounded_planning=False)(conversation="What is the lab fee?")
+    assert retriever.calls == [] and "fees-lab" not in lm.history[0]["messages"][-1]["content"]
