@@ -126,6 +126,7 @@ class EvalConfig(_Section):
     """What ``eval`` scores beyond routes, answers and retrieval."""
 
     hm: bool = Field(False, description="Also run MTRAGEval's judges and report RL_F, RB_llm, RB_agg and their IDK-conditioned HM.")
+    disambig_f1: bool = Field(False, description="For questions with qa_pairs (ASQA, AmbigNQ): Disambig-F1, its short answers extracted by judge_lm.")
 
 
 class CompileConfig(_Section):

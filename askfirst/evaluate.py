@@ -109,3 +109,26 @@ def judge_records(examples: list[dspy.Example], records: list[dict], judges, pas
             out.write(json.dumps({"id": example.id, "idk": row.idk, "clarification": row.clarification, "raw": row.raw,
                                   "conditioned": row.conditioned, "hm": row.hm}) + "\n")
     return aggregate_hm(rows)
+
+
+def disambiguation_scores(examples: list[dspy.Example], records: list[dict], extract, *, run_dir: Path) -> dict:
+    """Disambig-F1 (and STR-EM) of every reply to an ambiguous question with ``qa_pairs``; rows go to ``disambig.jsonl``.
+
+    Args:
+        extract: ``extract(clarified_question, long_answer) -> short answer`` (``lm_extractor``: an LM stands in
+            for the frozen extractive QA model of the original metric, which is not available offline).
+    """
+    from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
+
+    rows = []
+    with (run_dir / "disambig.jsonl").open("w", encoding="utf-8") as out:
+        for example, rec in zip(examples, records, strict=True):
+            pairs = example.get("qa_pairs")
+            if not pairs:
+                continue
+            row = {"id": example.id, "str_em": str_em(rec["answer"], [a for _, a in pairs]), "disambig_f1": disambig_f1(rec["answer"], pairs, extract)}
+            rows.append(row)
+            out.write(json.dumps(row) + "\n")
+    if not rows:
+        return {}
+    return {key: sum(r[key] for r in rows) / len(rows) for key in ("str_em", "disambig_f1")} | {"n": len(rows)}

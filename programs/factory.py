@@ -56,3 +56,24 @@ def build_judges(config: AskFirstConfig, embedder) -> MTRAGJudges:
     if config.judge_lm is not None:
         judges.set_lm(build_lm(config.judge_lm, seed=config.seed))
     return judges
+
+
+def build_extractor(config: AskFirstConfig):
+    """Disambig-F1's short-answer extractor on ``judge_lm`` (else ``lm``); an unparseable reply extracts nothing."""
+    import dspy
+
+    from askfirst.optimizers.ambiguity_metrics import lm_extractor
+    from askfirst.programs.robust import StepFailed, call_predictor
+    from askfirst.signatures.clarion import ExtractShortAnswer
+
+    predictor = dspy.Predict(ExtractShortAnswer)
+    if config.judge_lm is not None:
+        predictor.set_lm(build_lm(config.judge_lm, seed=config.seed))
+
+    def robust(**inputs):
+        try:
+            return call_predictor(predictor, "short_answer_extractor", retries=config.lm.parse_retries, **inputs)
+        except StepFailed:
+            return dspy.Prediction(short_answer="")
+
+    return lm_extractor(robust)

@@ -111,3 +111,31 @@ def test_lm_calls_are_counted_per_question(tmp_path, use_dummy_lm, retriever):
     program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False, router=False), retries=0)
     result = run_eval(program, qs, run_dir=tmp_path)
     assert result.records[0]["lm_calls"] == 2 and result.summary["lm_calls_per_question"] == 2
+
+
+def test_disambiguation_scores_cover_only_ambiguous_questions(tmp_path):
+    import dspy
+
+    from askfirst.evaluate import disambiguation_scores
+
+    ambiguous = dspy.Example(id="amb", qa_pairs=[("Who directed the 1998 film?", ["John Smith"]), ("Who directed the remake?", ["Ann Lee"])])
+    plain = dspy.Example(id="plain")
+    answer = "The 1998 film was directed by John Smith; the remake by Bob Ray."
+    extracted = {"Who directed the 1998 film?": "John Smith", "Who directed the remake?": "Bob Ray"}
+    out = disambiguation_scores([ambiguous, plain], [{"answer": answer}, {"answer": "x"}], lambda q, _: extracted[q], run_dir=tmp_path)
+    assert out == {"str_em": 0.5, "disambig_f1": 0.5, "n": 1}
+    assert (tmp_path / "disambig.jsonl").read_text().count("\n") == 1
+
+
+def test_extractor_runs_on_the_lm_and_survives_an_unparseable_reply(schema_lm):
+    import dspy
+
+    from askfirst.config import load_config
+    from askfirst.programs.factory import build_extractor
+
+    extract = build_extractor(load_config(overrides=["lm.parse_retries=0"]))
+    with dspy.context(lm=schema_lm({"short_answer": {"short_answer": "John Smith"}}), adapter=dspy.JSONAdapter()):
+        assert extract("Who directed it?", "John Smith directed it.") == "John Smith"
+    broken = dspy.utils.DummyLM([{"wrong_field": "x"}] * 3)
+    with dspy.context(lm=broken, adapter=dspy.JSONAdapter()):
+        assert extract("Who directed it?", "John Smith directed it.") == ""
