@@ -79,6 +79,7 @@ class ClarionConfig(_Section):
 
     detection: bool = Field(True, description="Planning agent's ambiguity detection (off: plain ReAct, the paper's 'w/o clarification & detection').")
     clarification: bool = Field(True, description="Rewrite an ambiguous query into clarified interpretations (off: 'w/o clarification').")
+    decomposition: bool = Field(False, description="Split a multi-part question into sub-questions first and plan each (their readings are acted on together).")
     grounded_planning: bool = Field(True, description="Show the planner the top passages for the question, so readings match what the collection distinguishes (off: the paper's planning from the query alone).")
     mode: Literal["answer_all", "ask_first"] = Field("answer_all", description="answer_all covers every reading (benchmarks); ask_first returns a clarifying question listing them.")
     max_iterations: int = Field(5, ge=1, le=20, description="Acting steps; the last one is always ANSWER.")

@@ -10,6 +10,7 @@ from askfirst.programs.robust import StepFailed, call_predictor
 from askfirst.programs.routes import IDK_MESSAGE
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.clarion import ActStep, AnalyzeAmbiguity, ClarifyQuery, WriteLongAnswer
+from askfirst.signatures.urasys_agents import DecomposeQuestion
 
 UNRESOLVED = "unresolved"
 
@@ -36,6 +37,7 @@ class ClarionProgram(dspy.Module):
         self.clarify = dspy.Predict(ClarifyQuery)
         self.act = dspy.Predict(ActStep)
         self.write = dspy.Predict(WriteLongAnswer)
+        self.decompose = dspy.Predict(DecomposeQuestion) if config.decomposition else None
 
     def _collection_view(self, question: str) -> str:
         """The top passages for the question itself, so that the readings are ones the collection can tell apart."""
@@ -43,6 +45,20 @@ class ClarionProgram(dspy.Module):
             return ""
         found = [h.passage for h in self._retriever.search_many([question], self.config.search_k)]
         return format_passages(found, max_chars=self.program_config.passage_chars)
+
+    def _plan_all(self, question: str) -> tuple[list[str], dict]:
+        """Plan the question, or with ``clarion.decomposition`` each of its sub-questions; the readings of all
+        parts are acted on together (the first ambiguous part's analysis is reported)."""
+        if self.decompose is None:
+            return self._plan(question)
+        out = call_predictor(self.decompose, "clarion_decompose", retries=self.retries, conversation_history="", question=question)
+        parts = list(dict.fromkeys(p.strip() for p in out.sub_queries or [] if p.strip())) or [question]
+        readings, infos = [], []
+        for part in parts:
+            found, info = self._plan(part)
+            readings += [r for r in found if r not in readings]
+            infos.append(info)
+        return readings, next((i for i in infos if i["is_ambiguous"]), infos[0])
 
     def _plan(self, question: str) -> tuple[list[str], dict]:
         if not self.config.detection:
@@ -69,7 +85,7 @@ class ClarionProgram(dspy.Module):
         question = to_turns(conversation)[-1].content[: self.program_config.max_question_chars]
         trace: list[str] = []
         try:
-            readings, info = self._plan(question)
+            readings, info = self._plan_all(question)
             if self.config.mode == "ask_first" and len(readings) > 1:
                 ask = "Your question can be read in more than one way. Do you mean: " + "; or ".join(r.rstrip("?") for r in readings) + "?"
                 return dspy.Prediction(route="clarify", answer=ask, options=readings, interpretations=readings, short_answers=[],

@@ -97,3 +97,11 @@ def test_ungrounded_planning_reads_only_the_query(retriever, use_dummy_lm):
     lm = use_dummy_lm([CLEAR, act("ANSWER")])
     _program(retriever, grounded_planning=False)(conversation="What is the lab fee?")
     assert retriever.calls == [] and "fees-lab" not in lm.history[0]["messages"][-1]["content"]
+
+
+def test_decomposition_plans_every_part_and_acts_on_all_readings(retriever, use_dummy_lm):
+    lm = use_dummy_lm([{"sub_queries": ["How much is the fee?", "When is the library open?"]}, AMBIGUOUS, CLARIFIED, CLEAR,
+                       act("ANSWER")])
+    pred = _program(retriever, decomposition=True)(conversation="How much is the fee and when is the library open?")
+    assert pred.interpretations == ["How much is the lab fee?", "How much is the registration fee?", "When is the library open?"]
+    assert pred.ambiguity_type == "semantic" and len(lm.history) == 5  # decompose, 2 x detect, 1 clarify, act
