@@ -1,0 +1,43 @@
+"""Print the issue-3 comparison table from eval run folders (``metrics.json``) and compile run folders.
+
+Usage: python bench/compile_report.py LABEL=runs/eval-… [LABEL=runs/eval-… ...] [--compile runs/compile-… ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+COLUMNS = [("Recall@10", "ranking_recall@10"), ("nDCG@5", "ranking_ndcg@5"), ("outcome", "outcome_correct"),
+           ("route", "route_correct"), ("s/question", "seconds_per_question"), ("LM calls/question", "lm_calls_per_question")]
+HM = [("RL_F", "RL_F_cond"), ("RB_llm", "RB_llm_cond"), ("RB_agg", "RB_agg_cond"), ("HM", "HM"), ("IDK rate", "idk_rate")]
+
+
+def fmt(v) -> str:
+    return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("evals", nargs="+", help="LABEL=EVAL_RUN_FOLDER")
+    parser.add_argument("--compile", nargs="*", default=[], help="compile run folders: their curve and changed instructions")
+    args = parser.parse_args(argv)
+    print("| program | n | " + " | ".join(h for h, _ in COLUMNS + HM) + " |")
+    print("|---" * (2 + len(COLUMNS) + len(HM)) + "|")
+    for item in args.evals:
+        label, folder = item.split("=", 1)
+        m = json.loads((Path(folder) / "metrics.json").read_text())
+        hm = m.get("mtrag", {})
+        print(f"| {label} | {m['n']} | " + " | ".join(fmt(m.get(k)) for _, k in COLUMNS) + " | " + " | ".join(fmt(hm.get(k)) for _, k in HM) + " |")
+    for folder in args.compile:
+        folder = Path(folder)
+        curve = json.loads((folder / "curve.json").read_text()) if (folder / "curve.json").is_file() else []
+        diff = (folder / "instructions.diff").read_text() if (folder / "instructions.diff").is_file() else ""
+        changed = [line[4:].split(" (after)")[0] for line in diff.splitlines() if line.startswith("+++")]
+        print(f"\n{folder.name}: {len(curve)} steps, scores {[round(r['score'], 3) for r in curve]}, instructions changed: {changed or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
