@@ -10,9 +10,12 @@ from typing import Annotated
 
 import typer
 
+from askfirst.cli.ablate_command import ablate
 from askfirst.cli.compile_command import compile_
 from askfirst.cli.errors import USER_ERRORS
-from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+from askfirst.cli.eval_command import evaluate
+from askfirst.cli.options import ConfigOpt, SetOpt, resolve
+from askfirst.cli.threshold_command import tune_threshold_
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="askfirst: answer, partially answer, ask to clarify, or say 'I don't know' - with citations.")
 
@@ -111,84 +114,10 @@ def ask(
         print_reply(record, {p.passage_id: p.text for p in pred.evidence})
 
 
-@app.command("eval")
-def evaluate(
-    config: ConfigOpt = None, set_: SetOpt = None,
-    questions: Annotated[str | None, typer.Option(help="Question-set JSONL (default: data.questions).")] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
-    resume: Annotated[Path | None, typer.Option(help="A run folder to finish: its saved config is reused and answered questions are skipped.")] = None,
-    program: Annotated[Path | None, typer.Option(help="Compiled program: a compile run folder or its program.json (state JSON).")] = None,
-) -> None:
-    """Index the corpus if needed, run the program over a question set, print and log the metrics."""
-    from askfirst.cli.render import console, print_summary
-    from askfirst.config import load_config
-    from askfirst.datasets.splits import configured_questions
-    from askfirst.evaluate import run_eval
-    from askfirst.run_dir import new_run_dir
-    from askfirst.session import open_session
-    from askfirst.tracking import tracked_run
-
-    extra = data_overrides(questions, limit)
-    if resume:
-        cfg, run_dir = load_config(resume / "config.yaml"), resume
-    else:
-        cfg = resolve(config, set_, extra)
-        run_dir = None
-    examples = configured_questions(cfg)
-    if program:
-        from askfirst.optimizers.compile import program_state_path
-
-        program_state_path(program)  # a bad path fails here, before models load
-    run_dir = run_dir or new_run_dir(cfg, "eval")
-    console.print(f"run folder: {run_dir}")
-    session = open_session(cfg, progress=lambda done, todo: console.print(f"  indexing: embedded {done}/{todo}"))
-    if program:
-        from askfirst.optimizers.compile import load_compiled
-
-        load_compiled(session.program, program)
-    k = cfg.program.evidence_k
-    try:
-        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "eval"}) as tracker:
-            tracker.log_params({"model_id": session.lm.model, "questions": cfg.data.questions, "n_questions": len(examples),
-                                "compiled_program": str(program or "")})
-
-            def progress(i, n, rec):
-                console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")
-
-            result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress)
-            if cfg.eval.hm:
-                from askfirst.evaluate import judge_records
-                from askfirst.programs.factory import build_judges
-
-                console.print("judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg uses MiniLM "
-                              "cosine as a stand-in for BERTScore)")
-                judges = build_judges(cfg, session.retriever.embedder)
-                texts = {pid: p.text for pid, p in session.retriever.passages.items()}
-                result.summary["mtrag"] = judge_records(examples, result.records, judges, texts, run_dir=run_dir)
-                tracker.log_metrics(result.summary["mtrag"])
-                tracker.log_artifact(run_dir / "hm.jsonl")
-            if cfg.eval.disambig_f1:
-                from askfirst.evaluate import disambiguation_scores
-                from askfirst.programs.factory import build_extractor
-
-                console.print("scoring ambiguous questions: Disambig-F1 (short answers extracted by the judge LM, standing in for "
-                              "the original metric's extractive QA model)")
-                result.summary["disambiguation"] = disambiguation_scores(examples, result.records, build_extractor(cfg), run_dir=run_dir)
-                tracker.log_metrics({f"ambiguous.{k}": v for k, v in result.summary["disambiguation"].items()})
-            tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
-            for route, row in result.summary["per_route"].items():
-                tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})
-            for name, row in result.summary.get("per_collection", {}).items():
-                tracker.log_metrics({f"{name}.{m}": v for m, v in row.items()})
-            for name in ("config.yaml", "predictions.jsonl", "scores.jsonl", "metrics.json"):
-                tracker.log_artifact(run_dir / name)
-    finally:
-        session.close()
-    print_summary(result.summary, k=k)
-    console.print(f"outputs: {run_dir}")
-
-
+app.command("eval")(evaluate)
 app.command("compile")(compile_)
+app.command()(ablate)
+app.command("tune-threshold")(tune_threshold_)
 
 
 @app.command()
@@ -226,56 +155,6 @@ def serve(
 
 
 @app.command()
-def ablate(
-    grid: Annotated[Path, typer.Argument(help="Ablation grid YAML (see askfirst/ablation.py for the format).")],
-    set_: SetOpt = None,
-) -> None:
-    """Run every cell of an ablation grid over one question set; compare each with the reference cell (paired bootstrap 95% CIs)."""
-    from askfirst.ablation import load_spec, run_cells
-    from askfirst.cli.render import console, print_comparison
-    from askfirst.config import ConfigError
-    from askfirst.datasets.splits import configured_questions
-    from askfirst.lm.factory import build_lm
-    from askfirst.optimizers.compile import load_compiled
-    from askfirst.programs.factory import build_program
-    from askfirst.retrieval.factory import open_retriever
-    from askfirst.run_dir import new_run_dir
-    from askfirst.session import open_session
-    from askfirst.tracking import tracked_run
-
-    spec = load_spec(grid)
-    extra = data_overrides(spec.questions, spec.limit)
-    base = resolve(spec.base, set_, extra)
-    configs = {c.name: resolve(spec.base, set_, [*extra, *c.overrides]) for c in spec.cells}
-    index_fields = {"mode", "per_retriever_k", "rrf_k"}  # what a cell may vary without another index
-    for name, cfg in configs.items():
-        if cfg.data != base.data or cfg.retriever.model_dump(exclude=index_fields) != base.retriever.model_dump(exclude=index_fields):
-            raise ConfigError(f"cell {name!r} changes the data or the index; cells may vary the program, LMs and retrieval mode/k only")
-    examples = configured_questions(base)
-    run_dir = new_run_dir(base, "ablate")
-    (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
-    console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions; reference {spec.reference!r})")
-    session = open_session(base)
-
-    def program_for(cfg, cell):
-        retriever = session.retriever if cfg.retriever == base.retriever else open_retriever(cfg, session.store)
-        program = build_program(cfg, retriever, store=session.store)
-        console.print(f"[bold]cell {cell.name}[/bold]: {' '.join(cell.overrides) or '(base)'}")
-        return load_compiled(program, cell.program_state) if cell.program_state else program
-
-    try:
-        with tracked_run(base, run_name=run_dir.name, tags={"askfirst.kind": "ablate"}) as tracker:
-            tracker.log_artifact(run_dir / "grid.yaml")
-            rows = run_cells(spec, configs, examples, run_dir=run_dir, program_for=program_for, tracker=tracker,
-                             lm_for=lambda cfg: session.lm if cfg.lm == base.lm else build_lm(cfg.lm, seed=cfg.seed),
-                             k=base.program.evidence_k, on_question=lambda i, n, rec: console.print(f"  [{i}/{n}] {rec['id']}: {rec['route']}"))
-    finally:
-        session.close()
-    print_comparison(rows, reference=spec.reference)
-    console.print(f"outputs: {run_dir}")
-
-
-@app.command()
 def runs(
     config: ConfigOpt = None, set_: SetOpt = None,
     kind: Annotated[str | None, typer.Option(help="Only runs of this kind: eval, compile, ablate, bench-retrieval.")] = None,
@@ -295,57 +174,6 @@ def runs(
         from askfirst.tracking import tracking_uri
 
         console.print(f"plot: {plot_runs(rows, plot, tracking_uri=tracking_uri(cfg))}")
-
-
-@app.command("tune-threshold")
-def tune_threshold_(
-    config: ConfigOpt = None, set_: SetOpt = None,
-    program: Annotated[Path | None, typer.Option(help="Compiled program (run folder or program.json) to tune.")] = None,
-    questions: Annotated[str | None, typer.Option(help="Question set; its validation half (by conversation) is used.")] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N questions before splitting.")] = None,
-) -> None:
-    """Tune the abstention threshold (program.answer_threshold) against the IDK-conditioned HM on the validation half."""
-    from rich.table import Table
-
-    from askfirst.cli.render import _fmt, console
-    from askfirst.config import save_resolved
-    from askfirst.datasets.splits import configured_questions
-    from askfirst.optimizers.compile import load_compiled, program_state_path
-    from askfirst.optimizers.threshold import tune_threshold
-    from askfirst.programs.factory import build_judges
-    from askfirst.run_dir import new_run_dir
-    from askfirst.session import open_session
-    from askfirst.tracking import tracked_run
-
-    cfg = resolve(config, set_, [*data_overrides(questions, limit), "program.answer_threshold=null"])
-    if program:
-        program_state_path(program)
-    val = configured_questions(cfg, split="validation")
-    run_dir = new_run_dir(cfg, "threshold")
-    console.print(f"run folder: {run_dir}  (validation questions: {len(val)})")
-    session = open_session(cfg)
-    try:
-        if program:
-            load_compiled(session.program, program)
-        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "tune-threshold"}) as tracker:
-            result = tune_threshold(session.program, val, build_judges(cfg, session.retriever.embedder))
-            for step, row in enumerate(result["table"]):
-                tracker.log_metrics({"threshold": row["threshold"], "HM": row["HM"], "idk_rate": row["idk_rate"]}, step=step)
-            tuned = cfg.model_copy(deep=True)
-            tuned.program.answer_threshold = result["threshold"]
-            save_resolved(tuned, run_dir)
-            (run_dir / "threshold.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
-            tracker.log_metrics({"best_threshold": result["threshold"], "best_HM": result["HM"]})
-            tracker.log_artifact(run_dir / "threshold.json")
-    finally:
-        session.close()
-    table = Table(title="IDK-conditioned HM by abstention threshold (validation half)")
-    for col in ("threshold", "HM", "RL_F", "RB_llm", "RB_agg", "IDK rate"):
-        table.add_column(col)
-    for row in result["table"]:
-        table.add_row(_fmt(row["threshold"]), _fmt(row["HM"]), _fmt(row["RL_F_cond"]), _fmt(row["RB_llm_cond"]), _fmt(row["RB_agg_cond"]), _fmt(row["idk_rate"]))
-    console.print(table)
-    console.print(f"best threshold {result['threshold']} (HM {result['HM']:.3f}); config with it: {run_dir / 'config.yaml'}")
 
 
 def main() -> None:

@@ -1,0 +1,86 @@
+"""``askfirst eval``: run the program over a question set; score, judge and track it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+
+
+def evaluate(
+    config: ConfigOpt = None, set_: SetOpt = None,
+    questions: Annotated[str | None, typer.Option(help="Question-set JSONL (default: data.questions).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="A run folder to finish: its saved config is reused and answered questions are skipped.")] = None,
+    program: Annotated[Path | None, typer.Option(help="Compiled program: a compile run folder or its program.json (state JSON).")] = None,
+) -> None:
+    """Index the corpus if needed, run the program over a question set, print and log the metrics."""
+    from askfirst.cli.render import console, print_summary
+    from askfirst.config import load_config
+    from askfirst.datasets.splits import configured_questions
+    from askfirst.evaluate import run_eval
+    from askfirst.run_dir import new_run_dir
+    from askfirst.session import open_session
+    from askfirst.tracking import tracked_run
+
+    extra = data_overrides(questions, limit)
+    if resume:
+        cfg, run_dir = load_config(resume / "config.yaml"), resume
+    else:
+        cfg = resolve(config, set_, extra)
+        run_dir = None
+    examples = configured_questions(cfg)
+    if program:
+        from askfirst.optimizers.compile import program_state_path
+
+        program_state_path(program)  # a bad path fails here, before models load
+    run_dir = run_dir or new_run_dir(cfg, "eval")
+    console.print(f"run folder: {run_dir}")
+    session = open_session(cfg, progress=lambda done, todo: console.print(f"  indexing: embedded {done}/{todo}"))
+    if program:
+        from askfirst.optimizers.compile import load_compiled
+
+        load_compiled(session.program, program)
+    k = cfg.program.evidence_k
+    try:
+        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "eval"}) as tracker:
+            tracker.log_params({"model_id": session.lm.model, "questions": cfg.data.questions, "n_questions": len(examples),
+                                "compiled_program": str(program or "")})
+
+            def progress(i, n, rec):
+                console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")
+
+            result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress)
+            if cfg.eval.hm:
+                from askfirst.evaluate import judge_records
+                from askfirst.programs.factory import build_judges
+
+                console.print("judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg uses MiniLM "
+                              "cosine as a stand-in for BERTScore)")
+                judges = build_judges(cfg, session.retriever.embedder)
+                texts = {pid: p.text for pid, p in session.retriever.passages.items()}
+                result.summary["mtrag"] = judge_records(examples, result.records, judges, texts, run_dir=run_dir)
+                tracker.log_metrics(result.summary["mtrag"])
+                tracker.log_artifact(run_dir / "hm.jsonl")
+            if cfg.eval.disambig_f1:
+                from askfirst.evaluate import disambiguation_scores
+                from askfirst.programs.factory import build_extractor
+
+                console.print("scoring ambiguous questions: Disambig-F1 (short answers extracted by the judge LM, standing in for "
+                              "the original metric's extractive QA model)")
+                result.summary["disambiguation"] = disambiguation_scores(examples, result.records, build_extractor(cfg), run_dir=run_dir)
+                tracker.log_metrics({f"ambiguous.{k}": v for k, v in result.summary["disambiguation"].items()})
+            tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
+            for route, row in result.summary["per_route"].items():
+                tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})
+            for name, row in result.summary.get("per_collection", {}).items():
+                tracker.log_metrics({f"{name}.{m}": v for m, v in row.items()})
+            for name in ("config.yaml", "predictions.jsonl", "scores.jsonl", "metrics.json"):
+                tracker.log_artifact(run_dir / name)
+    finally:
+        session.close()
+    print_summary(result.summary, k=k)
+    console.print(f"outputs: {run_dir}")

@@ -1,0 +1,61 @@
+"""``askfirst tune-threshold``: the abstention threshold tuned against the IDK-conditioned HM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+
+
+def tune_threshold_(
+    config: ConfigOpt = None, set_: SetOpt = None,
+    program: Annotated[Path | None, typer.Option(help="Compiled program (run folder or program.json) to tune.")] = None,
+    questions: Annotated[str | None, typer.Option(help="Question set; its validation half (by conversation) is used.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions before splitting.")] = None,
+) -> None:
+    """Tune the abstention threshold (program.answer_threshold) against the IDK-conditioned HM on the validation half."""
+    from rich.table import Table
+
+    from askfirst.cli.render import _fmt, console
+    from askfirst.config import save_resolved
+    from askfirst.datasets.splits import configured_questions
+    from askfirst.optimizers.compile import load_compiled, program_state_path
+    from askfirst.optimizers.threshold import tune_threshold
+    from askfirst.programs.factory import build_judges
+    from askfirst.run_dir import new_run_dir
+    from askfirst.session import open_session
+    from askfirst.tracking import tracked_run
+
+    cfg = resolve(config, set_, [*data_overrides(questions, limit), "program.answer_threshold=null"])
+    if program:
+        program_state_path(program)
+    val = configured_questions(cfg, split="validation")
+    run_dir = new_run_dir(cfg, "threshold")
+    console.print(f"run folder: {run_dir}  (validation questions: {len(val)})")
+    session = open_session(cfg)
+    try:
+        if program:
+            load_compiled(session.program, program)
+        with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "tune-threshold"}) as tracker:
+            result = tune_threshold(session.program, val, build_judges(cfg, session.retriever.embedder))
+            for step, row in enumerate(result["table"]):
+                tracker.log_metrics({"threshold": row["threshold"], "HM": row["HM"], "idk_rate": row["idk_rate"]}, step=step)
+            tuned = cfg.model_copy(deep=True)
+            tuned.program.answer_threshold = result["threshold"]
+            save_resolved(tuned, run_dir)
+            (run_dir / "threshold.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+            tracker.log_metrics({"best_threshold": result["threshold"], "best_HM": result["HM"]})
+            tracker.log_artifact(run_dir / "threshold.json")
+    finally:
+        session.close()
+    table = Table(title="IDK-conditioned HM by abstention threshold (validation half)")
+    for col in ("threshold", "HM", "RL_F", "RB_llm", "RB_agg", "IDK rate"):
+        table.add_column(col)
+    for row in result["table"]:
+        table.add_row(_fmt(row["threshold"]), _fmt(row["HM"]), _fmt(row["RL_F_cond"]), _fmt(row["RB_llm_cond"]), _fmt(row["RB_agg_cond"]), _fmt(row["idk_rate"]))
+    console.print(table)
+    console.print(f"best threshold {result['threshold']} (HM {result['HM']:.3f}); config with it: {run_dir / 'config.yaml'}")
