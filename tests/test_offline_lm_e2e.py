@@ -67,3 +67,13 @@ def test_multi_turn_follow_up_uses_the_history(session):
     example, pred = _ask(session, "t01")
     assert pred.route in ("answer", "partial") and "350" in pred.answer
     assert "fees-tuition-undergraduate" in pred.retrieved_ids
+
+
+def test_clarion_plans_acts_and_answers_from_its_evidence(session):
+    from askfirst.config import ClarionConfig, ProgramConfig
+    from askfirst.programs.clarion import ClarionProgram
+
+    program = ClarionProgram(session.retriever, ClarionConfig(max_iterations=3), ProgramConfig(passage_chars=400), retries=1)
+    pred = program(conversation="How much is the laboratory fee for a lab course?")
+    assert pred.route == "answer" and pred.interpretations, (pred.route, pred.answer, pred.trace)
+    assert "85" in pred.answer and any(p.doc_id == "fees-lab" for p in pred.evidence), (pred.answer, pred.trace)
