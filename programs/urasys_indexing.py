@@ -59,5 +59,7 @@ class AskAndAugment(dspy.Module):
         except StepFailed as exc:
             logger.warning("%s", exc)
             return []
-        unique = dict.fromkeys(p.strip() for p in out.paraphrases or [] if p.strip() and p.strip().lower() != question.lower())
-        return list(unique)[: self.paraphrases]
+        # A paraphrase is a question: one that repeats the question or carries the answer is no paraphrase.
+        kept = [p.strip() for p in out.paraphrases or [] if p.strip() and p.strip().lower() != question.lower()
+                and (len(answer) < 3 or answer.lower() not in p.lower())]
+        return list(dict.fromkeys(kept))[: self.paraphrases]

@@ -21,15 +21,15 @@ class DecomposeQuestion(dspy.Signature):
 
 
 class SearchFAQs(dspy.Signature):
-    """You look up a question in an FAQ collection. Judge whether the FAQ entries found answer the query
-    directly and adequately. If they do, state that answer using only the entries, citing their [ids].
-    If they do not, write one different query to try next (synonyms, rephrasing, adding or removing
-    context). Never answer from your own knowledge."""
+    """You look up a question in an FAQ collection. First write down what the FAQ entries found say about
+    the query, citing their [ids]. Then judge whether an entry answers the query directly and adequately:
+    an entry that asks the same thing in other words does. If none does, write one different query to try
+    next (synonyms, rephrasing, adding or removing context). Never answer from your own knowledge."""
 
     query: str = dspy.InputField()
     faq_entries: str = dspy.InputField(desc="Entries found, as '[id] Q: question A: answer'")
-    adequate: bool = dspy.OutputField(desc="True only if an entry directly answers the query")
     findings: str = dspy.OutputField(desc="The answer taken from the entries with [ids], or what is missing")
+    adequate: bool = dspy.OutputField(desc="True if an entry asks the same thing as the query in other words and so answers it")
     next_query: str = dspy.OutputField(desc="A different query to try when not adequate; empty otherwise")
 
 
@@ -45,8 +45,8 @@ class SearchDocuments(dspy.Signature):
     search_expression: str = dspy.InputField(desc="The expression these passages were found with")
     passages: str = dspy.InputField(desc="Passages found, as '[id] title: text'")
     analysis: str = dspy.OutputField(desc="What the query needs and what the passages give")
-    adequate: bool = dspy.OutputField(desc="True only if the passages directly provide what the query needs")
     findings: str = dspy.OutputField(desc="The relevant facts from the passages with [ids], or what is missing")
+    adequate: bool = dspy.OutputField(desc="True only if the passages directly provide what the query needs")
     next_search_expression: str = dspy.OutputField(desc="A refined expression to try when not adequate; empty otherwise")
 
 
