@@ -79,7 +79,7 @@ class ClarionConfig(_Section):
 
     detection: bool = Field(True, description="Planning agent's ambiguity detection (off: plain ReAct, the paper's 'w/o clarification & detection').")
     clarification: bool = Field(True, description="Rewrite an ambiguous query into clarified interpretations (off: 'w/o clarification').")
-    decomposition: bool = Field(False, description="Split a multi-part question into sub-questions first and plan each (their readings are acted on together).")
+    decomposition: bool = Field(False, description="Decompose each (clarified) multi-hop reading into ordered single-hop sub-questions that guide its searches.")
     grounded_planning: bool = Field(True, description="Show the planner the top passages for the question, so readings match what the collection distinguishes (off: the paper's planning from the query alone).")
     mode: Literal["answer_all", "ask_first"] = Field("answer_all", description="answer_all covers every reading (benchmarks); ask_first returns a clarifying question listing them.")
     max_iterations: int = Field(5, ge=1, le=20, description="Acting steps; the last one is always ANSWER.")
@@ -127,14 +127,14 @@ class EvalConfig(_Section):
     """What ``eval`` scores beyond routes, answers and retrieval."""
 
     hm: bool = Field(False, description="Also run MTRAGEval's judges and report RL_F, RB_llm, RB_agg and their IDK-conditioned HM.")
-    disambig_f1: bool = Field(False, description="For questions with qa_pairs (ASQA, AmbigNQ): Disambig-F1, its short answers extracted by judge_lm.")
+    ambiguity: bool = Field(False, description="Ambiguous questions: Disambig-F1 and the 0-5 LLM-as-judge scores (ASQA, AmbigNQ), and whether a clarification asks for the missing info (URASys ambiguous sets); on judge_lm.")
 
 
 class CompileConfig(_Section):
     """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2."""
 
     optimizer: Literal["gepa", "miprov2"] = "gepa"
-    objective: Literal["recall", "outcome", "both", "hm"] = Field("recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean.")
+    objective: Literal["recall", "outcome", "both", "hm", "str_em"] = Field("recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean; 'str_em' ambiguous questions' STR-EM.")
     auto: Literal["light", "medium", "heavy"] | None = Field("light", description="Budget preset; set null to use max_metric_calls / max_full_evals.")
     max_metric_calls: int | None = Field(None, ge=1, description="GEPA: explicit metric-call budget (needs auto=null).")
     max_full_evals: int | None = Field(None, ge=1, description="GEPA: budget in full validation passes (needs auto=null).")

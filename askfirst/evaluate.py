@@ -111,24 +111,46 @@ def judge_records(examples: list[dspy.Example], records: list[dict], judges, pas
     return aggregate_hm(rows)
 
 
-def disambiguation_scores(examples: list[dspy.Example], records: list[dict], extract, *, run_dir: Path) -> dict:
-    """Disambig-F1 (and STR-EM) of every reply to an ambiguous question with ``qa_pairs``; rows go to ``disambig.jsonl``.
+def ambiguity_scores(examples: list[dspy.Example], records: list[dict], *, extract=None, judges=None,
+                     passage_text: dict[str, str] | None = None, run_dir: Path) -> dict:
+    """Scores for ambiguous questions; per-question rows go to ``ambiguity.jsonl``.
 
-    Args:
-        extract: ``extract(clarified_question, long_answer) -> short answer`` (``lm_extractor``: an LM stands in
-            for the frozen extractive QA model of the original metric, which is not available offline).
+    - Questions with ``qa_pairs`` (ASQA, AmbigNQ): STR-EM; Disambig-F1 when ``extract`` is given
+      (``extract(clarified_question, long_answer) -> short answer``: an LM stands in for the original
+      metric's frozen extractive QA model, not available offline); the four 0-5 LLM-as-judge scores when
+      ``judges`` (``AmbiguityJudges``) is given.
+    - URASys ambiguous questions (``kind`` ending in ``_ambiguous``, ``clarification_options`` = the ``info``
+      items): ``asks_for_info`` is 1 when the reply is a clarification that asks for at least one item
+      (judged by ``judges``), 0 for any other reply.
+
+    Returns:
+        Means over the questions each score applies to, with their counts.
     """
     from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
 
     rows = []
-    with (run_dir / "disambig.jsonl").open("w", encoding="utf-8") as out:
+    with (run_dir / "ambiguity.jsonl").open("w", encoding="utf-8") as out:
         for example, rec in zip(examples, records, strict=True):
+            row: dict = {}
             pairs = example.get("qa_pairs")
-            if not pairs:
-                continue
-            row = {"id": example.id, "str_em": str_em(rec["answer"], [a for _, a in pairs]), "disambig_f1": disambig_f1(rec["answer"], pairs, extract)}
-            rows.append(row)
-            out.write(json.dumps(row) + "\n")
-    if not rows:
-        return {}
-    return {key: sum(r[key] for r in rows) / len(rows) for key in ("str_em", "disambig_f1")} | {"n": len(rows)}
+            if pairs:
+                row["str_em"] = str_em(rec["answer"], [a for _, a in pairs])
+                if extract is not None:
+                    row["disambig_f1"] = disambig_f1(rec["answer"], pairs, extract)
+                if judges is not None:
+                    texts = [(passage_text or {}).get(p, "") for p in rec.get("retrieved") or []]
+                    row |= judges.long_answer(question=example.conversation[-1]["content"], qa_pairs=pairs, passages=texts, answer=rec["answer"])
+            if str(example.get("kind", "")).endswith("_ambiguous") and example.get("clarification_options") and judges is not None:
+                asks = rec["route"] == "clarify" and judges.asks_for_info(
+                    question=example.conversation[-1]["content"], info=example.clarification_options, reply=rec["answer"])
+                row["asks_for_info"] = None if asks is None else float(asks)
+            if row:
+                rows.append(row)
+                out.write(json.dumps({"id": example.id} | row) + "\n")
+    keys = sorted({k for r in rows for k in r})
+    summary = {}
+    for key in keys:
+        values = [r[key] for r in rows if r.get(key) is not None]
+        summary[key] = sum(values) / len(values) if values else None
+        summary[f"n_{key}"] = len(values)
+    return summary

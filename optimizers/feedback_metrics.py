@@ -120,3 +120,24 @@ class HMMetric(_Metric):
             weakest = min(out.conditioned, key=out.conditioned.get)
             why = f"Answered; the weakest part is {weakest} ({'unsupported claims' if weakest == 'RL_F' else 'distance from the reference answer'})."
         return out.hm, f"{why} Conditioned scores: {parts}."
+
+
+class StrEMMetric(_Metric):
+    """STR-EM of the (long) answer for questions with ``qa_pairs`` (ASQA, AmbigNQ); the feedback names the
+    readings whose short answer is missing."""
+
+    name = "str_em"
+
+    def score(self, gold, pred) -> tuple[float, str]:
+        from askfirst.optimizers.ambiguity_metrics import str_em
+
+        pairs = gold.get("qa_pairs")
+        if not pairs:
+            return 0.0, "This question has no annotated readings, so STR-EM does not apply."
+        if pred.route == "error":
+            return 0.0, f"A step failed to produce a parseable reply: {pred.answer}"
+        value = str_em(pred.answer, [aliases for _, aliases in pairs])
+        missing = [f"{q} (e.g. {aliases[0]})" for q, aliases in pairs if aliases and str_em(pred.answer, [aliases]) == 0]
+        if not missing:
+            return value, "The answer covers the short answer of every reading."
+        return value, f"STR-EM = {value:.2f}. The answer misses these readings: " + "; ".join(missing) + "."

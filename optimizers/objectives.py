@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.optimizers.feedback_metrics import HMMetric, OutcomeMetric, RecallMetric, _Metric
+from askfirst.optimizers.feedback_metrics import HMMetric, OutcomeMetric, RecallMetric, StrEMMetric, _Metric
 
 
 class MeanOfMetrics(_Metric):
@@ -48,6 +48,8 @@ def build_objective(objective: str, *, recall_k: int = 10, judges=None) -> _Metr
         return RecallMetric(k=recall_k)
     if objective == "outcome":
         return OutcomeMetric()
+    if objective == "str_em":
+        return StrEMMetric()
     if objective == "both":
         return MeanOfMetrics(RecallMetric(k=recall_k), OutcomeMetric())
     raise ValueError(f"unknown objective {objective!r}")

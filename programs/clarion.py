@@ -46,6 +46,13 @@ class ClarionProgram(dspy.Module):
         found = [h.passage for h in self._retriever.search_many([question], self.config.search_k)]
         return format_passages(found, max_chars=self.program_config.passage_chars)
 
+    def _collection_view(self, question: str) -> str:
+        """The top passages for the question itself, so that the readings are ones the collection can tell apart."""
+        if not self.config.grounded_planning:
+            return ""
+        found = [h.passage for h in self._retriever.search_many([question], self.config.search_k)]
+        return format_passages(found, max_chars=self.program_config.passage_chars)
+
     def _plan_all(self, question: str) -> tuple[list[str], dict]:
         """Plan the question, or with ``clarion.decomposition`` each of its sub-questions; the readings of all
         parts are acted on together (the first ambiguous part's analysis is reported)."""
@@ -73,19 +80,31 @@ class ClarionProgram(dspy.Module):
         readings = list(dict.fromkeys(q.strip() for q in clarified.clarified_queries if q.strip()))
         return (readings if len(readings) >= 2 else [question]), info
 
+    def _hops(self, reading: str) -> list[str]:
+        """With ``clarion.decomposition``: the reading as ordered single-hop sub-questions (asked once per reading)."""
+        if self.decompose is None:
+            return []
+        if reading not in self._hop_cache:
+            out = call_predictor(self.decompose, "clarion_decompose", retries=self.retries, conversation_history="", question=reading)
+            hops = list(dict.fromkeys(h.strip() for h in out.sub_queries or [] if h.strip()))
+            self._hop_cache[reading] = hops if len(hops) > 1 else []
+        return self._hop_cache[reading]
+
     def _describe(self, readings: list[str], evidence: list[list[Passage]]) -> str:
         chars = self.program_config.passage_chars
         blocks = []
         for i, (reading, found) in enumerate(zip(readings, evidence, strict=True), start=1):
             body = format_passages(found, max_chars=chars) if found else "(no evidence yet)"
-            blocks.append(f"{i}. {reading}\n{body}")
+            hops = self._hops(reading)
+            steps = ("   answer in order: " + " -> ".join(hops) + "\n") if hops else ""
+            blocks.append(f"{i}. {reading}\n{steps}{body}")
         return "\n\n".join(blocks)
 
     def forward(self, conversation) -> dspy.Prediction:
         question = to_turns(conversation)[-1].content[: self.program_config.max_question_chars]
         trace: list[str] = []
         try:
-            readings, info = self._plan_all(question)
+            readings, info = self._plan(question)
             if self.config.mode == "ask_first" and len(readings) > 1:
                 ask = "Your question can be read in more than one way. Do you mean: " + "; or ".join(r.rstrip("?") for r in readings) + "?"
                 return dspy.Prediction(route="clarify", answer=ask, options=readings, interpretations=readings, short_answers=[],
@@ -96,6 +115,7 @@ class ClarionProgram(dspy.Module):
                                    citations=[], evidence=[], trace=trace, is_ambiguous=None, ambiguity_type=None)
 
     def _act(self, question: str, readings: list[str], info: dict, trace: list[str]) -> dspy.Prediction:
+        self._hop_cache: dict[str, list[str]] = {}
         evidence: list[list[Passage]] = [[] for _ in readings]
         searched: set[str] = set()
         for step in range(self.config.max_iterations - 1):  # the last step is reserved for ANSWER

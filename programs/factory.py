@@ -77,3 +77,13 @@ def build_extractor(config: AskFirstConfig):
             return dspy.Prediction(short_answer="")
 
     return lm_extractor(robust)
+
+
+def build_ambiguity_judges(config: AskFirstConfig):
+    """The judges for ambiguous questions (long-answer ratings, asks-for-info) on ``judge_lm`` (else ``lm``)."""
+    from askfirst.programs.ambiguity_judges import AmbiguityJudges
+
+    judges = AmbiguityJudges(retries=config.lm.parse_retries)
+    if config.judge_lm is not None:
+        judges.set_lm(build_lm(config.judge_lm, seed=config.seed))
+    return judges

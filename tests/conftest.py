@@ -91,7 +91,8 @@ class SchemaFollowingEngine:
         import re
 
         if type_text.startswith("Literal["):
-            return re.findall(r"'([^']*)'", type_text)[0]
+            quoted = re.findall(r"'([^']*)'", type_text)
+            return quoted[0] if quoted else int(re.findall(r"-?\d+", type_text)[0])
         if type_text.startswith(("list", "List", "QueryList", "NoteList", "IdList", "OptionList")):
             return []
         if type_text == "float":

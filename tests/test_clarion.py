@@ -99,9 +99,10 @@ def test_ungrounded_planning_reads_only_the_query(retriever, use_dummy_lm):
     assert retriever.calls == [] and "fees-lab" not in lm.history[0]["messages"][-1]["content"]
 
 
-def test_decomposition_plans_every_part_and_acts_on_all_readings(retriever, use_dummy_lm):
-    lm = use_dummy_lm([{"sub_queries": ["How much is the fee?", "When is the library open?"]}, AMBIGUOUS, CLARIFIED, CLEAR,
-                       act("ANSWER")])
-    pred = _program(retriever, decomposition=True)(conversation="How much is the fee and when is the library open?")
-    assert pred.interpretations == ["How much is the lab fee?", "How much is the registration fee?", "When is the library open?"]
-    assert pred.ambiguity_type == "semantic" and len(lm.history) == 5  # decompose, 2 x detect, 1 clarify, act
+def test_decomposition_orders_the_hops_of_each_reading(retriever, use_dummy_lm):
+    hops = {"sub_queries": ["Who directed Inception?", "Where was that director born?"]}
+    lm = use_dummy_lm([CLEAR, hops, act("SEARCH", 1, "Inception director"), act("ANSWER"),
+                       {"short_answers": ["London"], "long_answer": "Christopher Nolan was born in London."}])
+    pred = _program(retriever, decomposition=True)(conversation="Where was the director of Inception born?")
+    assert pred.route == "answer" and len(lm.history) == 5  # detect, decompose once (then reused), act, act, write
+    assert "Who directed Inception? -> Where was that director born?" in lm.history[2]["messages"][-1]["content"]

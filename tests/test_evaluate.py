@@ -113,18 +113,31 @@ def test_lm_calls_are_counted_per_question(tmp_path, use_dummy_lm, retriever):
     assert result.records[0]["lm_calls"] == 2 and result.summary["lm_calls_per_question"] == 2
 
 
-def test_disambiguation_scores_cover_only_ambiguous_questions(tmp_path):
+def test_ambiguity_scores_cover_only_ambiguous_questions(tmp_path, schema_lm):
     import dspy
 
-    from askfirst.evaluate import disambiguation_scores
+    from askfirst.evaluate import ambiguity_scores
+    from askfirst.programs.ambiguity_judges import AmbiguityJudges
 
-    ambiguous = dspy.Example(id="amb", qa_pairs=[("Who directed the 1998 film?", ["John Smith"]), ("Who directed the remake?", ["Ann Lee"])])
-    plain = dspy.Example(id="plain")
-    answer = "The 1998 film was directed by John Smith; the remake by Bob Ray."
+    asqa = dspy.Example(id="amb", conversation=[{"role": "user", "content": "Who directed it?"}],
+                        qa_pairs=[("Who directed the 1998 film?", ["John Smith"]), ("Who directed the remake?", ["Ann Lee"])])
+    urasys_asked = dspy.Example(id="u1", conversation=[{"role": "user", "content": "What campaign?"}], kind="squad2_ambiguous",
+                                clarification_options=["Which artist is meant"])
+    urasys_answered = urasys_asked.copy(id="u2")
+    plain = dspy.Example(id="plain", conversation=[{"role": "user", "content": "x"}])
+    records = [{"answer": "The 1998 film was directed by John Smith; the remake by Bob Ray.", "route": "answer", "retrieved": []},
+               {"answer": "Which artist do you mean?", "route": "clarify"}, {"answer": "Ban Bossy.", "route": "answer"},
+               {"answer": "x", "route": "answer"}]
     extracted = {"Who directed the 1998 film?": "John Smith", "Who directed the remake?": "Bob Ray"}
-    out = disambiguation_scores([ambiguous, plain], [{"answer": answer}, {"answer": "x"}], lambda q, _: extracted[q], run_dir=tmp_path)
-    assert out == {"str_em": 0.5, "disambig_f1": 0.5, "n": 1}
-    assert (tmp_path / "disambig.jsonl").read_text().count("\n") == 1
+    lm = schema_lm({"correctness": {"relevance": 5, "faithfulness": 4, "informativeness": 3, "correctness": 2},
+                    "asks_for_missing_information": {"asks_for_missing_information": True}})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = ambiguity_scores([asqa, urasys_asked, urasys_answered, plain], records, extract=lambda q, _: extracted[q],
+                               judges=AmbiguityJudges(retries=0), run_dir=tmp_path)
+    assert out["str_em"] == 0.5 and out["disambig_f1"] == 0.5 and out["judge_mean"] == 3.5 and out["n_str_em"] == 1
+    assert out["asks_for_info"] == 0.5 and out["n_asks_for_info"] == 2  # a direct answer to an ambiguous question scores 0
+    assert lm.engine.calls == 2  # one rating, one asks-for-info check (the direct answer needs no judge)
+    assert (tmp_path / "ambiguity.jsonl").read_text().count("\n") == 3
 
 
 def test_extractor_runs_on_the_lm_and_survives_an_unparseable_reply(schema_lm):

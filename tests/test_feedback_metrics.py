@@ -39,3 +39,15 @@ def test_outcome_metric_scores_and_explains(gold, pred, score, phrase):
     assert out.score == score and phrase in out.feedback
     as_float = OutcomeMetric().as_float()(gold, pred)
     assert isinstance(as_float, float) and as_float == score
+
+
+def test_str_em_objective_names_the_missing_readings():
+    import dspy
+
+    from askfirst.optimizers.objectives import build_objective
+
+    metric = build_objective("str_em")
+    gold = dspy.Example(qa_pairs=[("Who directed the 1998 film?", ["John Smith"]), ("Who directed the remake?", ["Ann Lee"])])
+    out = metric(gold, dspy.Prediction(route="answer", answer="John Smith directed the 1998 film."))
+    assert out.score == 0.5 and "Who directed the remake? (e.g. Ann Lee)" in out.feedback
+    assert metric.as_float()(gold, dspy.Prediction(route="answer", answer="John Smith and Ann Lee.")) == 1.0

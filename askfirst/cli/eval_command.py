@@ -65,14 +65,16 @@ def evaluate(
                 result.summary["mtrag"] = judge_records(examples, result.records, judges, texts, run_dir=run_dir)
                 tracker.log_metrics(result.summary["mtrag"])
                 tracker.log_artifact(run_dir / "hm.jsonl")
-            if cfg.eval.disambig_f1:
-                from askfirst.evaluate import disambiguation_scores
-                from askfirst.programs.factory import build_extractor
+            if cfg.eval.ambiguity:
+                from askfirst.evaluate import ambiguity_scores
+                from askfirst.programs.factory import build_ambiguity_judges, build_extractor
 
-                console.print("scoring ambiguous questions: Disambig-F1 (short answers extracted by the judge LM, standing in for "
-                              "the original metric's extractive QA model)")
-                result.summary["disambiguation"] = disambiguation_scores(examples, result.records, build_extractor(cfg), run_dir=run_dir)
-                tracker.log_metrics({f"ambiguous.{k}": v for k, v in result.summary["disambiguation"].items()})
+                console.print("scoring ambiguous questions on the judge LM: Disambig-F1 (its short answers extracted by the LM, "
+                              "standing in for an extractive QA model), 0-5 answer ratings, asks-for-info")
+                texts = {pid: p.text for pid, p in session.retriever.passages.items()}
+                result.summary["ambiguity"] = ambiguity_scores(examples, result.records, extract=build_extractor(cfg),
+                                                               judges=build_ambiguity_judges(cfg), passage_text=texts, run_dir=run_dir)
+                tracker.log_metrics({f"ambiguity.{k}": v for k, v in result.summary["ambiguity"].items()})
             tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
             for route, row in result.summary["per_route"].items():
                 tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})

@@ -56,10 +56,10 @@ def print_summary(summary: dict, *, k: int) -> None:
         for name, row in summary["per_collection"].items():
             coll.add_row(name, str(row["n"]), _fmt(row["ranking_recall@10"]), _fmt(row["ranking_ndcg@5"]))
         console.print(coll)
-    if summary.get("disambiguation"):
-        d = summary["disambiguation"]
-        console.print(f"Ambiguous questions (n={d['n']}): STR-EM {_fmt(d['str_em'])}, Disambig-F1 {_fmt(d['disambig_f1'])} "
-                      "(short answers extracted by the judge LM)")
+    if summary.get("ambiguity"):
+        a = summary["ambiguity"]
+        parts = [f"{k} {_fmt(v)} (n={a.get('n_' + k)})" for k, v in a.items() if not k.startswith("n_")]
+        console.print("Ambiguous questions (judge LM): " + "; ".join(parts))
     if "mtrag" in summary:
         hm = Table(title="MTRAGEval generation scores (IDK-conditioned means; RB_agg with MiniLM cosine standing in for BERTScore)")
         for col in ("RL_F", "RB_llm", "RB_agg", "HM", "IDK rate"):
