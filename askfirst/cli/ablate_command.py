@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.options import SetOpt, data_overrides, resolve
+from askfirst.cli.render import augment_progress, index_progress
 
 
 def ablate(
@@ -39,7 +40,7 @@ def ablate(
     run_dir = new_run_dir(base, "ablate")
     (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
     console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions; reference {spec.reference!r})")
-    session = open_session(base)
+    session = open_session(base, progress=index_progress, augment_progress=augment_progress)
 
     def program_for(cfg, cell):
         retriever = session.retriever if cfg.retriever == base.retriever else open_retriever(cfg, session.store)

@@ -15,6 +15,7 @@ from askfirst.cli.compile_command import compile_
 from askfirst.cli.errors import USER_ERRORS
 from askfirst.cli.eval_command import evaluate
 from askfirst.cli.options import ConfigOpt, SetOpt, resolve
+from askfirst.cli.render import augment_progress, index_progress
 from askfirst.cli.threshold_command import tune_threshold_
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="askfirst: answer, partially answer, ask to clarify, or say 'I don't know' - with citations.")
@@ -93,7 +94,7 @@ def ask(
         raise ConversationError("give either a question or --conversation FILE")
     turns = _read_conversation(conversation) if conversation else [{"role": "user", "content": question}]
     to_turns(turns)  # validates before any model or index is loaded
-    session = open_session(resolve(config, set_))
+    session = open_session(resolve(config, set_), progress=index_progress, augment_progress=augment_progress)
     try:
         import time
 
@@ -139,7 +140,7 @@ def serve(
     from askfirst.session import open_session
 
     cfg = resolve(config, set_)
-    session = open_session(cfg)
+    session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     adapter = build_adapter(cfg.lm)
     variants = {"askfirst": Variant(session.program, session.lm, adapter)}
     for path in programs or []:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+from askfirst.cli.render import augment_progress, index_progress
 
 
 def compile_(
@@ -40,7 +41,7 @@ def compile_(
     train, val = split_by_conversation(configured_questions(cfg, split="all"), train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
     run_dir = run_dir or new_run_dir(cfg, "compile")
     console.print(f"run folder: {run_dir}  (train {len(train)}, validation {len(val)}){'  resuming' if resume else ''}")
-    session = open_session(cfg)
+    session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     try:
         reflection_lm = build_lm(cfg.compile.reflection_lm, seed=cfg.seed) if cfg.compile.reflection_lm else session.lm
         before = instructions(session.program)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+from askfirst.cli.render import augment_progress, index_progress
 
 
 def evaluate(
@@ -39,7 +40,7 @@ def evaluate(
         program_state_path(program)  # a bad path fails here, before models load
     run_dir = run_dir or new_run_dir(cfg, "eval")
     console.print(f"run folder: {run_dir}")
-    session = open_session(cfg, progress=lambda done, todo: console.print(f"  indexing: embedded {done}/{todo}"))
+    session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     if program:
         from askfirst.optimizers.compile import load_compiled
 

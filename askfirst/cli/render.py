@@ -9,6 +9,16 @@ from rich.table import Table
 
 # Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns, so tables stay readable.
 console = Console(width=None if sys.stdout.isatty() else 160)
+# Progress goes to stderr, so `askfirst ask --json` output stays parseable.
+progress_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+def index_progress(done: int, todo: int) -> None:
+    progress_console.print(f"  indexing: embedded {done}/{todo}")
+
+
+def augment_progress(done: int, total: int, unit: str) -> None:
+    progress_console.print(f"  URASys index: chunk {done}/{total} ({unit})")
 
 
 def _fmt(v) -> str:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+from askfirst.cli.render import augment_progress, index_progress
 
 
 def tune_threshold_(
@@ -36,7 +37,7 @@ def tune_threshold_(
     val = configured_questions(cfg, split="validation")
     run_dir = new_run_dir(cfg, "threshold")
     console.print(f"run folder: {run_dir}  (validation questions: {len(val)})")
-    session = open_session(cfg)
+    session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     try:
         if program:
             load_compiled(session.program, program)
