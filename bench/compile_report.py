@@ -18,6 +18,18 @@ def fmt(v) -> str:
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
+def hm_from_rows(path: Path) -> dict:
+    """The judged means from ``hm.jsonl`` (for runs whose metrics.json predates the judging being saved there)."""
+    from types import SimpleNamespace
+
+    from askfirst.programs.mtrag_judges import aggregate_hm
+
+    if not path.is_file():
+        return {}
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return aggregate_hm([SimpleNamespace(conditioned=r["conditioned"], idk=r["idk"]) for r in rows])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("evals", nargs="+", help="LABEL=EVAL_RUN_FOLDER")
@@ -28,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.evals:
         label, folder = item.split("=", 1)
         m = json.loads((Path(folder) / "metrics.json").read_text())
-        hm = m.get("mtrag", {})
+        hm = m.get("mtrag") or hm_from_rows(Path(folder) / "hm.jsonl")
         print(f"| {label} | {m['n']} | " + " | ".join(fmt(m.get(k)) for _, k in COLUMNS) + " | " + " | ".join(fmt(hm.get(k)) for _, k in HM) + " |")
     for folder in args.compile:
         folder = Path(folder)

@@ -21,7 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from askfirst.config import load_config
 from askfirst.datasets.corpus import load_corpus
 from askfirst.datasets.mtrag import COLLECTIONS, load_mtrag_tasks, passage_pool_path
 from askfirst.datasets.shared_data import shared_data_dir
@@ -30,6 +29,8 @@ from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import build_index
 from askfirst.retrieval.qdrant_store import PassageStore
+
+from askfirst.config import load_config
 from askfirst.tracking import tracked_run
 
 MODES = ("bm25", "dense", "hybrid")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -76,6 +77,8 @@ def evaluate(
                 result.summary["ambiguity"] = ambiguity_scores(examples, result.records, extract=build_extractor(cfg),
                                                                judges=build_ambiguity_judges(cfg), passage_text=texts, run_dir=run_dir)
                 tracker.log_metrics({f"ambiguity.{k}": v for k, v in result.summary["ambiguity"].items()})
+            # metrics.json was written before judging: rewrite it with the judged scores.
+            (run_dir / "metrics.json").write_text(json.dumps(result.summary, indent=2), encoding="utf-8")
             tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
             for route, row in result.summary["per_route"].items():
                 tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})
