@@ -33,3 +33,9 @@ def token_f1(answer: str, gold: str) -> float:
 
 def best_token_f1(answer: str, golds: Sequence[str]) -> float:
     return max((token_f1(answer, g) for g in golds), default=0.0)
+
+
+def exact_match(answer: str, golds: Sequence[str]) -> bool:
+    """SQuAD exact match: the normalised answer equals some normalised gold answer."""
+    norm = normalize_answer(answer)
+    return any(norm == normalize_answer(g) for g in golds if g)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from askfirst.optimizers.ambiguity_metrics import str_em
-from askfirst.optimizers.answer_metrics import best_token_f1, contains_any
+from askfirst.optimizers.answer_metrics import best_token_f1, contains_any, exact_match
 from askfirst.optimizers.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
 from askfirst.programs.routes import LABEL_TO_ROUTE, ROUTES
 
@@ -49,6 +49,7 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
         "outcome_correct": _outcome(example, route, answer_ok),
         "answer_correct": answer_ok,
         "answer_f1": best_token_f1(prediction["answer"], golds) if golds else None,
+        "answer_em": exact_match(prediction["answer"], golds) if golds else None,
         f"recall@{k}": recall_at_k(docs, qrels, k) if qrels else None,
         f"ndcg@{k}": ndcg_at_k(docs, qrels, k) if qrels else None,
         # MTRAG's retrieval cut-offs, on the program's whole ranking rather than the k evidence passages.
