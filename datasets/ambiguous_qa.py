@@ -9,22 +9,17 @@ the first annotator's long answer.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import dspy
 
 from askfirst.datasets.corpus import Document
 from askfirst.datasets.errors import DataError
+from askfirst.datasets.jsonl import read_json
 
 
 def _load(path: Path) -> list[dict]:
-    if not path.is_file():
-        raise DataError(f"file not found: {path}")
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    records = read_json(path)
     if not isinstance(records, list):
         raise DataError(f"{path}: expected a list of records")
     return records

@@ -48,3 +48,18 @@ def read_checkpoint(path: str | Path, *, key: str) -> dict[str, dict]:
             if isinstance(rec, dict) and key in rec:
                 done[rec[key]] = rec
     return done
+
+
+def read_json(path: str | Path, *, what: str = "file") -> object:
+    """One JSON document.
+
+    Raises:
+        DataError: ``<what> not found: path``, or ``path:line: malformed JSON (why)``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"{what} not found: {p}")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{p}:{exc.lineno}: malformed JSON ({exc.msg})") from None

@@ -64,13 +64,9 @@ def index(
 
 def _read_conversation(path: Path) -> list[dict]:
     from askfirst.datasets.errors import DataError
+    from askfirst.datasets.jsonl import read_json
 
-    if not path.is_file():
-        raise DataError(f"conversation file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    data = read_json(path, what="conversation file")
     turns = data.get("turns", data.get("messages")) if isinstance(data, dict) else data
     if not isinstance(turns, list):
         raise DataError(f"{path}: expected a list of {{role, content}} turns (or an object with 'turns')")
