@@ -120,3 +120,8 @@ def test_interrupted_compile_resumes_from_its_checkpoint(monkeypatch, capsys, tm
     assert code == 0, err
     assert "resuming" in out and (run_dir / "program.json").is_file()
     assert fake_lm.calls < full_run  # only what the interrupted run had not finished
+
+    fake_lm.calls = 0  # a finished run continues with a larger budget given on the resume
+    code, _, err = run_cli(monkeypatch, capsys, "compile", "--resume", str(run_dir), "--set", "compile.max_metric_calls=28")
+    assert code == 0, err
+    assert "max_metric_calls: 28" in (run_dir / "config.yaml").read_text() and fake_lm.calls > 0

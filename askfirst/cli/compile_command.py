@@ -18,11 +18,11 @@ def compile_(
     objective: Annotated[str | None, typer.Option(help="recall, outcome, both or hm (default: compile.objective).")] = None,
     questions: Annotated[str | None, typer.Option(help="Question set to split into train/validation by conversation.")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions (before splitting).")] = None,
-    resume: Annotated[Path | None, typer.Option(help="An interrupted compile run folder: its config is reused and the optimiser resumes from its checkpoint.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="An interrupted compile run folder: its config (plus any --set, e.g. a larger budget) is reused and the optimiser resumes from its checkpoint.")] = None,
 ) -> None:
     """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
     from askfirst.cli.render import console
-    from askfirst.config import load_config
+    from askfirst.config import load_config, save_resolved
     from askfirst.datasets.splits import configured_questions, split_by_conversation
     from askfirst.lm.call_counter import counting_lm_calls
     from askfirst.lm.factory import build_lm
@@ -33,7 +33,10 @@ def compile_(
     from askfirst.tracking import child_run, log_program_model, tracked_run
 
     if resume:
-        cfg, run_dir = load_config(resume / "config.yaml"), resume
+        # --set on a resume changes the saved config, e.g. to continue with a larger budget.
+        cfg, run_dir = load_config(resume / "config.yaml", overrides=set_ or []), resume
+        if set_:
+            save_resolved(cfg, run_dir)
     else:
         extra = [f"compile.optimizer={optimizer}"] * bool(optimizer) + [f"compile.objective={objective}"] * bool(objective)
         cfg = resolve(config, set_, extra + data_overrides(questions, limit))
