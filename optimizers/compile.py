@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dspy
@@ -38,10 +39,25 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
 
 
 def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
-    """Save the optimised instructions and demos as DSPy state JSON (never pickle) beside the run's config.yaml."""
+    """Save the optimised instructions and demos as DSPy state JSON (never pickle) beside the run's config.yaml.
+
+    Per-step LMs are left out: the config rebuilds them, and a saved llama.cpp engine would name a local
+    class that DSPy (rightly) refuses to import from a file.
+    """
     path = run_dir / PROGRAM_FILE
-    program.save(str(path))
+    lms = {name: predictor.lm for name, predictor in program.named_predictors()}
+    try:
+        for _, predictor in program.named_predictors():
+            predictor.lm = None
+        program.save(str(path))
+    finally:
+        for name, predictor in program.named_predictors():
+            predictor.lm = lms[name]
     return path
+
+
+def _without_lms(state: dict) -> dict:
+    return {name: ({**part, "lm": None} if isinstance(part, dict) and "lm" in part else part) for name, part in state.items()}
 
 
 def program_state_path(path: str | Path) -> Path:
@@ -61,6 +77,13 @@ def program_state_path(path: str | Path) -> Path:
 
 
 def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:
-    """Load compiled state (JSON) into a program built from the same config."""
-    program.load(str(program_state_path(path)))
+    """Load compiled state (JSON) into a program built from the same config.
+
+    Only instructions and demos are taken from the file; each step keeps the LM its config gave it.
+    """
+    state = json.loads(program_state_path(path).read_text(encoding="utf-8"))
+    lms = {name: predictor.lm for name, predictor in program.named_predictors()}
+    program.load_state(_without_lms(state))
+    for name, predictor in program.named_predictors():
+        predictor.lm = lms[name]
     return program

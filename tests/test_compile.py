@@ -1,5 +1,7 @@
 """Compile wiring: GEPA and MIPROv2 built from config, the whole program optimised, saved as JSON, loaded back."""
 
+import json
+
 import dspy
 import pytest
 
@@ -70,3 +72,20 @@ def test_only_json_state_is_loaded(tmp_path, retriever):
         load_compiled(_program(retriever), tmp_path / "program.pkl")
     with pytest.raises(ValueError, match="not found"):
         load_compiled(_program(retriever), tmp_path / "missing.json")
+
+
+def test_saved_program_holds_no_lm_and_reloaded_steps_keep_their_configured_lm(tmp_path, retriever, schema_lm):
+    program = _program(retriever)
+    small = schema_lm()
+    program.retrieval.set_lm(small)  # as build_program does with retrieval_lm
+    program.responders.complete.signature = program.responders.complete.signature.with_instructions("Answer tersely.")
+    path = save_compiled(program, tmp_path)
+    assert all(part.get("lm") is None for part in json.loads(path.read_text()).values() if isinstance(part, dict) and "lm" in part)
+
+    fresh = _program(retriever)
+    other = schema_lm()
+    fresh.retrieval.set_lm(other)
+    load_compiled(fresh, path)
+    assert fresh.responders.complete.signature.instructions == "Answer tersely."
+    assert all(p.lm is other for _, p in fresh.retrieval.named_predictors())
+    assert fresh.responders.complete.lm is None  # steps without their own LM use the configured default
