@@ -199,3 +199,36 @@ def test_urasys_csv_errors_name_file_and_line(tmp_path):
     assert (first.answerability, first.gold_answers, second.answerability) == ("ANSWERABLE", ["A1"], "UNANSWERABLE")
     with pytest.raises(ValueError, match="unknown URASys set 'nope'"):
         load_urasys_questions(tmp_path, "nope")
+
+
+def test_index_augment_command_builds_both_collections_and_resumes(monkeypatch, capsys, tmp_path):
+    import json
+    import sys
+
+    from askfirst.cli.app import main
+
+    engine = SchemaFollowingEngine(INDEX_SCRIPT)
+
+    def configure(config):
+        lm = dspy.LM("test/schema", engine=engine, cache=False)
+        dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
+        return lm
+
+    monkeypatch.setattr("askfirst.lm.factory.configure_dspy", configure)
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in DOCS))
+
+    def index():
+        monkeypatch.setattr(sys, "argv", ["askfirst", "index", "--augment", "--corpus", str(corpus), "--set", f"runs_dir={tmp_path}",
+                                          "--set", "urasys.faqs_per_chunk=1", "--set", "urasys.paraphrases=2"])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        return exc.value.code, capsys.readouterr()
+
+    code, out = index()
+    assert code in (0, None), out.err
+    assert "2 chunks (2 through the LM, 0 from the ledger, 0 failed" in out.out and "6 FAQ entries" in out.out
+    assert "URASys index: chunk 2/2" in out.err  # progress on stderr
+    calls = engine.calls
+    code, out = index()
+    assert "0 through the LM, 2 from the ledger" in out.out and engine.calls == calls and "0 units and 0 FAQ entries embedded" in out.out

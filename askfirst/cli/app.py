@@ -47,13 +47,13 @@ def index(
         configure_dspy(cfg)  # a missing model fails here, before any index work
     store = open_store(cfg)
     try:
-        report = index_corpus(cfg, store, docs=docs, prune=prune, progress=lambda done, todo: console.print(f"  embedded {done}/{todo}"))
+        report = index_corpus(cfg, store, docs=docs, prune=prune, progress=index_progress)
         console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
                       f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
         if augment:
             from askfirst.augment import augment_index
 
-            out = augment_index(cfg, store, docs=docs, progress=lambda done, total, uid: console.print(f"  chunk {done}/{total}: {uid}"))
+            out = augment_index(cfg, store, docs=docs, progress=augment_progress)
             r = out.report
             console.print(f"URASys index: {r.chunks} chunks ({r.processed} through the LM, {r.reused} from the ledger, {r.failed} failed "
                           f"and kept raw), {r.faqs} FAQ entries; {out.lm_calls} LM calls, {r.seconds / 60:.1f} min; "
