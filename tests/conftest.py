@@ -147,3 +147,13 @@ def _no_inherited_tracking_uri(monkeypatch):
     """``mlflow.set_tracking_uri`` also exports MLFLOW_TRACKING_URI (for child processes), which askfirst
     honours; without this, one test's store would become the next test's."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+
+
+def configure_with(monkeypatch, engine, *, where: str) -> None:
+    """Make ``configure_dspy`` (as imported at ``where``) configure DSPy with ``engine`` instead of a real model."""
+    def configure(config):
+        lm = dspy.LM("test/schema-following", engine=engine, cache=False)
+        dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
+        return lm
+
+    monkeypatch.setattr(where, configure)

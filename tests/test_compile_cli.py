@@ -4,11 +4,10 @@ compiled program logged as an MLflow model that loads and answers, and an interr
 import json
 import sys
 
-import dspy
 import pytest
 
 from askfirst.cli.app import main
-from tests.conftest import SchemaFollowingEngine
+from tests.conftest import SchemaFollowingEngine, configure_with
 
 SCRIPT = {
     "queries": {"queries": ["tuition fee amount"]},
@@ -34,13 +33,7 @@ class InterruptingEngine(SchemaFollowingEngine):
 def fake_lm(monkeypatch):
     """Every LM the CLI configures is one fake engine; returns that engine."""
     engine = InterruptingEngine(SCRIPT)
-
-    def configure(config):
-        lm = dspy.LM("test/schema-following", engine=engine, cache=False)
-        dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
-        return lm
-
-    monkeypatch.setattr("askfirst.session.configure_dspy", configure)
+    configure_with(monkeypatch, engine, where="askfirst.session.configure_dspy")
     return engine
 
 

@@ -12,7 +12,7 @@ from askfirst.programs.urasys_indexing import AskAndAugment, ChunkAndTitle
 from askfirst.retrieval.augmented_index import augment_corpus, faq_source_unit, read_ledger
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.semantic_chunker import SemanticChunker, sentence_spans
-from tests.conftest import SchemaFollowingEngine
+from tests.conftest import SchemaFollowingEngine, configure_with
 
 TOPICS = ("parking", "tuition", "library")
 
@@ -208,13 +208,7 @@ def test_index_augment_command_builds_both_collections_and_resumes(monkeypatch, 
     from askfirst.cli.app import main
 
     engine = SchemaFollowingEngine(INDEX_SCRIPT)
-
-    def configure(config):
-        lm = dspy.LM("test/schema", engine=engine, cache=False)
-        dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
-        return lm
-
-    monkeypatch.setattr("askfirst.lm.factory.configure_dspy", configure)
+    configure_with(monkeypatch, engine, where="askfirst.lm.factory.configure_dspy")
     corpus = tmp_path / "docs.jsonl"
     corpus.write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in DOCS))
 
