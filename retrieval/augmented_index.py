@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,24 +83,42 @@ def augment_corpus(docs: list[Document], *, chunker: SemanticChunker, chunk_and_
     start = time.perf_counter()
     ledger.parent.mkdir(parents=True, exist_ok=True)
     finished = read_ledger(ledger)
-    work = [(doc, n, span) for doc in docs for n, span in enumerate(chunker.split(doc.text))]
+    # A document whose text and settings are unchanged and whose every chunk is in the ledger is not even
+    # re-chunked (chunking embeds every sentence), so an `ask` on an indexed corpus starts at once.
+    by_version: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for rec in finished.values():
+        by_version[rec["doc_id"], rec.get("doc_key", "")].append(rec)
+    work: list[tuple[Document, int, object, str, int]] = []  # (doc, n, span or ledger record, doc key, chunks in doc)
+    for doc in docs:
+        doc_key = hashlib.sha256(f"{settings}\n{doc.title}\n{doc.text}".encode()).hexdigest()[:16]
+        done = sorted(by_version[doc.doc_id, doc_key], key=lambda r: r["start"])
+        if done and len(done) == done[0].get("doc_chunks"):
+            work += [(doc, n, rec, doc_key, len(done)) for n, rec in enumerate(done)]
+        else:
+            spans = chunker.split(doc.text)
+            work += [(doc, n, span, doc_key, len(spans)) for n, span in enumerate(spans)]
     units, faqs = [], []
     processed = reused = failed = 0
     with ledger.open("a", encoding="utf-8") as out:
-        for i, (doc, n, span) in enumerate(work, start=1):
+        for i, (doc, n, span, doc_key, doc_chunks) in enumerate(work, start=1):
             uid = unit_id(doc.doc_id, n)
-            key = hashlib.sha256(f"{settings}\n{doc.title}\n{span.text}".encode()).hexdigest()[:16]
-            rec = finished.get(uid)
-            if rec is not None and rec["key"] == key:
+            if isinstance(span, dict):
+                rec = span
                 reused += 1
             else:
-                rec, ok = _process(doc, span, uid, key, chunk_and_title, ask_and_augment)
-                processed += 1
-                if ok:
-                    out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                    out.flush()
+                key = hashlib.sha256(f"{settings}\n{doc.title}\n{span.text}".encode()).hexdigest()[:16]
+                rec, ok = finished.get(uid), True
+                if rec is not None and rec["key"] == key:
+                    reused += 1
                 else:
-                    failed += 1
+                    rec, ok = _process(doc, span, uid, key, chunk_and_title, ask_and_augment)
+                    processed += 1
+                    failed += not ok
+                stamped = rec | {"doc_key": doc_key, "doc_chunks": doc_chunks}
+                if ok and stamped != rec:  # a new chunk, or a reused one not yet recorded under this document version
+                    out.write(json.dumps(stamped, ensure_ascii=False) + "\n")
+                    out.flush()
+                rec = stamped
             units.append(Passage(uid, doc.doc_id, rec["title"], rec["text"]))
             for j, faq in enumerate(rec["faqs"]):
                 for l, question in enumerate([faq["question"], *faq["paraphrases"]]):

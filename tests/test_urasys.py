@@ -186,6 +186,18 @@ def test_resumed_indexing_repeats_no_lm_call(tmp_path):
     assert again.calls == per_chunk and report.reused == 2  # only the new document's chunk is paid for
 
 
+def test_unchanged_documents_are_not_even_rechunked(tmp_path, monkeypatch):
+    augment(tmp_path, SchemaFollowingEngine(INDEX_SCRIPT))
+    split_calls = []
+    original = SemanticChunker.split
+    monkeypatch.setattr(SemanticChunker, "split", lambda self, text: split_calls.append(text) or original(self, text))
+    units, faqs, report = augment(tmp_path, SchemaFollowingEngine(INDEX_SCRIPT))
+    assert split_calls == [] and report.reused == 2 and [u.passage_id for u in units] == ["parking~u0", "library~u0"] and len(faqs) == 6
+    edited = Document("library", "Library", DOCS[1].text + " Study rooms can be booked online.", "t:2")
+    augment(tmp_path, SchemaFollowingEngine(INDEX_SCRIPT), docs=[DOCS[0], edited])
+    assert split_calls == [edited.text]  # only the edited document is chunked again
+
+
 def test_urasys_csv_errors_name_file_and_line(tmp_path):
     from askfirst.datasets.urasys import load_urasys_corpus, load_urasys_questions
 
