@@ -17,8 +17,8 @@ def optimisation_curve(compiled) -> list[dict]:
     for trial, log in sorted((getattr(compiled, "trial_logs", None) or {}).items()):
         full = "full_eval_score" in log
         score = log.get("full_eval_score", log.get("mb_score"))
-        if score is not None:
-            rows.append({"step": int(trial), "metric_calls": log.get("total_eval_calls_so_far"), "score": float(score), "full_eval": full})
+        if score is not None:  # MIPROv2 logs percentages; the curve is on the metric's own 0-1 scale
+            rows.append({"step": int(trial), "metric_calls": log.get("total_eval_calls_so_far"), "score": float(score) / 100, "full_eval": full})
     best = float("-inf")
     for row in rows:
         if row["full_eval"]:
