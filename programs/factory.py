@@ -53,8 +53,7 @@ def _urasys(config: AskFirstConfig, retriever, store):
 def build_judges(config: AskFirstConfig, embedder) -> MTRAGJudges:
     """MTRAGEval's judges, on ``judge_lm`` when set (else the configured ``lm``)."""
     judges = MTRAGJudges(embedder, retries=config.lm.parse_retries)
-    if config.judge_lm is not None:
-        judges.set_lm(build_lm(config.judge_lm, seed=config.seed))
+    _on_judge_lm(judges, config)
     return judges
 
 
@@ -67,8 +66,7 @@ def build_extractor(config: AskFirstConfig):
     from askfirst.signatures.clarion import ExtractShortAnswer
 
     predictor = dspy.Predict(ExtractShortAnswer)
-    if config.judge_lm is not None:
-        predictor.set_lm(build_lm(config.judge_lm, seed=config.seed))
+    _on_judge_lm(predictor, config)
 
     def robust(**inputs):
         try:
@@ -84,6 +82,11 @@ def build_ambiguity_judges(config: AskFirstConfig):
     from askfirst.programs.ambiguity_judges import AmbiguityJudges
 
     judges = AmbiguityJudges(retries=config.lm.parse_retries)
-    if config.judge_lm is not None:
-        judges.set_lm(build_lm(config.judge_lm, seed=config.seed))
+    _on_judge_lm(judges, config)
     return judges
+
+
+def _on_judge_lm(module, config: AskFirstConfig) -> None:
+    """Run ``module`` on ``judge_lm`` when one is configured (else it uses the configured ``lm``)."""
+    if config.judge_lm is not None:
+        module.set_lm(build_lm(config.judge_lm, seed=config.seed))

@@ -55,6 +55,7 @@ def evaluate(
             def progress(i, n, rec):
                 console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")
 
+            texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
             result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress)
             if cfg.eval.hm:
                 from askfirst.evaluate import judge_records
@@ -63,7 +64,6 @@ def evaluate(
                 console.print("judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg uses MiniLM "
                               "cosine as a stand-in for BERTScore)")
                 judges = build_judges(cfg, session.retriever.embedder)
-                texts = {pid: p.text for pid, p in session.retriever.passages.items()}
                 result.summary["mtrag"] = judge_records(examples, result.records, judges, texts, run_dir=run_dir)
                 tracker.log_metrics(result.summary["mtrag"])
                 tracker.log_artifact(run_dir / "hm.jsonl")
@@ -73,7 +73,6 @@ def evaluate(
 
                 console.print("scoring ambiguous questions on the judge LM: Disambig-F1 (its short answers extracted by the LM, "
                               "standing in for an extractive QA model), 0-5 answer ratings, asks-for-info")
-                texts = {pid: p.text for pid, p in session.retriever.passages.items()}
                 result.summary["ambiguity"] = ambiguity_scores(examples, result.records, extract=build_extractor(cfg),
                                                                judges=build_ambiguity_judges(cfg), passage_text=texts, run_dir=run_dir)
                 tracker.log_metrics({f"ambiguity.{k}": v for k, v in result.summary["ambiguity"].items()})
