@@ -103,13 +103,19 @@ def _paired(ref: list[dict], other: list[dict], key: str) -> tuple[list[float], 
 
 
 def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Path, program_for, lm_for, tracker, k: int,
-              on_question=None) -> list[dict]:
+              on_question=None, judge=None) -> list[dict]:
     """Evaluate every cell in its own folder (and nested MLflow run) and compare it with the reference cell.
+
+    The cells take the questions in turn (question 1 in every cell, then question 2, …), so an interrupted
+    ablation leaves every cell answered on the same questions and a paired comparison is possible at any
+    point. Answers are checkpointed per cell, so running it again over the same folder resumes.
 
     Args:
         configs: Each cell's resolved config, by cell name.
         program_for: ``program_for(config, cell) -> dspy.Module`` (compiled state already loaded).
         lm_for: ``lm_for(config) -> dspy.LM`` for the cell's main LM.
+        on_question: ``on_question(cell_name, i, n, record)`` after each newly answered question.
+        judge: ``judge(config, result) -> dict`` of extra (judged) metrics, run per cell once all are answered.
 
     Returns:
         The comparison rows (also written to ``comparison.json``).
@@ -122,21 +128,37 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
     from askfirst.evaluate import run_eval
     from askfirst.tracking import child_run
 
+    cell_dirs = {c.name: run_dir / c.name.replace("/", "_") for c in spec.cells}
+    for cell in spec.cells:  # every cell's config is saved up front, so a resumed ablation rebuilds the same cells
+        save_resolved(configs[cell.name], cell_dirs[cell.name])
+    programs = {c.name: program_for(configs[c.name], c) for c in spec.cells}
+    lms = {c.name: lm_for(configs[c.name]) for c in spec.cells}
+    last: dict = {}
+    for end in range(1, len(examples) + 1):
+        for cell in spec.cells:
+            report = None if on_question is None else (lambda i, _, rec, name=cell.name: on_question(name, i, len(examples), rec))
+            with dspy.context(lm=lms[cell.name]):
+                last[cell.name] = run_eval(programs[cell.name], examples[:end], run_dir=cell_dirs[cell.name], k=k, on_question=report)
     results = []
     for cell in spec.cells:
-        cfg = configs[cell.name]
-        cell_dir = run_dir / cell.name.replace("/", "_")
-        save_resolved(cfg, cell_dir)
-        program = program_for(cfg, cell)
+        result = last[cell.name]
         params = {"overrides": " ".join(cell.overrides), "program_state": cell.program_state or ""}
-        with child_run(tracker, run_name=cell.name, params=params) as child, dspy.context(lm=lm_for(cfg)):
-            result = run_eval(program, examples, run_dir=cell_dir, k=k, on_question=on_question)
-            child.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
+        with child_run(tracker, run_name=cell.name, params=params) as child, dspy.context(lm=lms[cell.name]):
+            if judge is not None:
+                child.log_metrics(judge(configs[cell.name], result))
+            child.log_metrics({key: v for key, v in result.summary.items() if isinstance(v, int | float)})
         results.append(CellResult(cell, result.scores, result.summary))
-    rows = compare(results, spec.reference, keys=("outcome_correct", "route_correct", f"recall@{k}"), seed=configs[spec.reference].seed)
+    keys = tuple(key for key in COMPARED if key != "recall@k") + (f"recall@{k}",)
+    rows = compare(results, spec.reference, keys=keys, seed=configs[spec.reference].seed)
     (run_dir / "comparison.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     tracker.log_artifact(run_dir / "comparison.json")
     return rows
+
+
+# Per-question scores every comparison row reports (a key no question has is left out of the table).
+COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em", "recall@k")
+# Judged means (from ``metrics.json``'s ``ambiguity``/``mtrag`` sections) shown next to them, unpaired.
+JUDGED = (("ambiguity", "disambig_f1"), ("ambiguity", "asks_for_info"), ("ambiguity", "judge_mean"), ("mtrag", "HM"))
 
 
 def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...], seed: int = 0) -> list[dict]:
@@ -148,10 +170,15 @@ def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...],
     for res in results:
         row: dict = {"cell": res.cell.name, "n": len(res.scores)}
         for key in keys:
+            if all(sc.get(key) is None for sc in res.scores):
+                continue
             row[key] = res.summary.get(key)
             if res is not ref:
                 other, base = _paired(ref.scores, res.scores, key)
                 row[f"{key}.diff"] = paired_bootstrap(other, base, seed=seed) if other else None
+        for section, key in JUDGED:
+            if (res.summary.get(section) or {}).get(key) is not None:
+                row[key] = res.summary[section][key]
         row["seconds_per_question"] = res.summary.get("seconds_per_question")
         row["lm_calls_per_question"] = res.summary.get("lm_calls_per_question")
         rows.append(row)

@@ -50,6 +50,8 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
         "answer_correct": answer_ok,
         "answer_f1": best_token_f1(prediction["answer"], golds) if golds else None,
         "answer_em": exact_match(prediction["answer"], golds) if golds else None,
+        # The IDK rate on unanswerable questions (URASys's measure for them).
+        "idk_on_unanswerable": route == "idk" if expected_route(example) == "idk" else None,
         f"recall@{k}": recall_at_k(docs, qrels, k) if qrels else None,
         f"ndcg@{k}": ndcg_at_k(docs, qrels, k) if qrels else None,
         # MTRAG's retrieval cut-offs, on the program's whole ranking rather than the k evidence passages.

@@ -74,3 +74,24 @@ def test_run_cells_compares_each_cell_with_the_reference(tmp_path, retriever, sc
     assert "route_correct.diff" not in full
     assert (tmp_path / "no_router" / "predictions.jsonl").is_file() and (tmp_path / "full" / "config.yaml").is_file()
     assert json.loads((tmp_path / "comparison.json").read_text())[1]["cell"] == "no_router"
+
+
+def test_run_cells_judges_each_cell_and_reports_judged_means(tmp_path, retriever, schema_lm):
+    spec = load_spec(_write(tmp_path, "cells:\n  a: {}\n  b: {program.notes: false}\n"))
+    configs = {c.name: load_config(overrides=[f"runs_dir={tmp_path}", "program.iterations=1", "program.reranker=false", *c.overrides])
+               for c in spec.cells}
+    examples = load_questions("demo", limit=2)
+    lm = schema_lm({"queries": {"queries": ["q"]}, "label": {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.9}})
+    judged = []
+
+    def judge(cfg, result):
+        judged.append((cfg.program.notes, len(result.records)))
+        result.summary["ambiguity"] = {"disambig_f1": 0.25 if cfg.program.notes else 0.5}
+        return {"ambiguity.disambig_f1": result.summary["ambiguity"]["disambig_f1"]}
+
+    with dspy.context(adapter=dspy.JSONAdapter()):
+        rows = run_cells(spec, configs, examples, run_dir=tmp_path, program_for=lambda cfg, cell: build_program(cfg, retriever),
+                         lm_for=lambda cfg: lm, tracker=Tracker(), k=3, judge=judge)
+    assert judged == [(True, 2), (False, 2)]
+    assert [r["disambig_f1"] for r in rows] == [0.25, 0.5]
+    assert "str_em" not in rows[0]  # no demo question has qa_pairs, so STR-EM is left out of the table

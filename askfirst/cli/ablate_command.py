@@ -11,15 +11,41 @@ from askfirst.cli.options import SetOpt, data_overrides, resolve
 from askfirst.cli.render import augment_progress, index_progress
 
 
+def _resumed(run_dir: Path, set_: list[str] | None):
+    """The grid, base config and cell configs an ablation folder saved, with ``--set`` applied on top
+    (e.g. ``data.limit=50`` to extend a finished 10-question ablation)."""
+    from askfirst.ablation import load_spec
+    from askfirst.config import ConfigError, load_config
+
+    grid = run_dir / "grid.yaml"
+    if not grid.is_file():
+        raise ConfigError(f"{run_dir} is not an ablation run folder (no grid.yaml)")
+    spec = load_spec(grid)
+    base = load_config(run_dir / "config.yaml", overrides=set_ or [])
+    configs = {}
+    for cell in spec.cells:
+        saved = run_dir / cell.name.replace("/", "_") / "config.yaml"
+        if not saved.is_file():
+            raise ConfigError(f"{saved} is missing: the ablation stopped before its cells were set up; start it again")
+        configs[cell.name] = load_config(saved, overrides=set_ or [])
+    return spec, base, configs
+
+
 def ablate(
-    grid: Annotated[Path, typer.Argument(help="Ablation grid YAML (see askfirst/ablation.py for the format).")],
+    grid: Annotated[Path | None, typer.Argument(help="Ablation grid YAML (see askfirst/ablation.py for the format).")] = None,
     set_: SetOpt = None,
+    resume: Annotated[Path | None, typer.Option(help="An ablation run folder to finish: its saved grid and cell configs are reused, "
+                                                      "answered questions are skipped; --set applies on top (data.limit=N extends it).")] = None,
 ) -> None:
-    """Run every cell of an ablation grid over one question set; compare each with the reference cell (paired bootstrap 95% CIs)."""
+    """Run every cell of an ablation grid over one question set; compare each with the reference cell (paired bootstrap 95% CIs).
+
+    The cells take the questions in turn, so an interrupted ablation has every cell on the same questions.
+    """
     from askfirst.ablation import load_spec, run_cells
     from askfirst.cli.render import console, print_comparison
-    from askfirst.config import ConfigError
+    from askfirst.config import ConfigError, save_resolved
     from askfirst.datasets.splits import configured_questions
+    from askfirst.judge_run import judge_result
     from askfirst.lm.factory import build_lm
     from askfirst.optimizers.compile import load_compiled
     from askfirst.programs.factory import build_program
@@ -28,32 +54,47 @@ def ablate(
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
-    spec = load_spec(grid)
-    extra = data_overrides(spec.questions, spec.limit)
-    base = resolve(spec.base, set_, extra)
-    configs = {c.name: resolve(spec.base, set_, [*extra, *c.overrides]) for c in spec.cells}
+    if resume:
+        spec, base, configs = _resumed(resume, set_)
+        run_dir = resume
+        save_resolved(base, run_dir)
+    elif grid is None:
+        raise ConfigError("give an ablation grid file, or --resume RUN_FOLDER")
+    else:
+        spec = load_spec(grid)
+        extra = data_overrides(spec.questions, spec.limit)
+        base = resolve(spec.base, set_, extra)
+        configs = {c.name: resolve(spec.base, set_, [*extra, *c.overrides]) for c in spec.cells}
     index_fields = {"mode", "per_retriever_k", "rrf_k"}  # what a cell may vary without another index
     for name, cfg in configs.items():
         if cfg.data != base.data or cfg.retriever.model_dump(exclude=index_fields) != base.retriever.model_dump(exclude=index_fields):
             raise ConfigError(f"cell {name!r} changes the data or the index; cells may vary the program, LMs and retrieval mode/k only")
     examples = configured_questions(base)
-    run_dir = new_run_dir(base, "ablate")
-    (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
-    console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions; reference {spec.reference!r})")
+    if not resume:
+        run_dir = new_run_dir(base, "ablate")
+        (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
+    console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions, taken in turn; reference {spec.reference!r})")
     session = open_session(base, progress=index_progress, augment_progress=augment_progress)
+    texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
 
     def program_for(cfg, cell):
         retriever = session.retriever if cfg.retriever == base.retriever else open_retriever(cfg, session.store)
         program = build_program(cfg, retriever, store=session.store)
-        console.print(f"[bold]cell {cell.name}[/bold]: {' '.join(cell.overrides) or '(base)'}")
         return load_compiled(program, cell.program_state) if cell.program_state else program
+
+    def judge(cfg, result):
+        return judge_result(cfg, examples, result, embedder=session.retriever.embedder, passage_text=texts,
+                            say=lambda note: console.print(f"{result.run_dir.name}: {note}"))
+
+    def progress(cell, i, n, rec):
+        console.print(f"  [{i}/{n}] {cell:>22s} {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s {rec['lm_calls']:3d} calls")
 
     try:
         with tracked_run(base, run_name=run_dir.name, tags={"askfirst.kind": "ablate"}) as tracker:
             tracker.log_artifact(run_dir / "grid.yaml")
             rows = run_cells(spec, configs, examples, run_dir=run_dir, program_for=program_for, tracker=tracker,
                              lm_for=lambda cfg: session.lm if cfg.lm == base.lm else build_lm(cfg.lm, seed=cfg.seed),
-                             k=base.program.evidence_k, on_question=lambda i, n, rec: console.print(f"  [{i}/{n}] {rec['id']}: {rec['route']}"))
+                             k=base.program.evidence_k, on_question=progress, judge=judge)
     finally:
         session.close()
     print_comparison(rows, reference=spec.reference)

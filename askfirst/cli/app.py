@@ -186,7 +186,7 @@ def main() -> None:
         if isinstance(exc, SystemExit) and exc.code != 130:
             raise
         typer.echo("interrupted: finished work is kept (index batches, predictions.jsonl, optimiser checkpoints); "
-                   "run again, or use --resume RUN_FOLDER (eval, compile) to continue", err=True)
+                   "run again, or use --resume RUN_FOLDER (eval, compile, ablate) to continue", err=True)
         sys.exit(130)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +23,7 @@ def evaluate(
     from askfirst.config import load_config
     from askfirst.datasets.splits import configured_questions
     from askfirst.evaluate import run_eval
+    from askfirst.judge_run import judge_result
     from askfirst.run_dir import new_run_dir
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
@@ -57,27 +57,11 @@ def evaluate(
 
             texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
             result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress)
-            if cfg.eval.hm:
-                from askfirst.evaluate import judge_records
-                from askfirst.programs.factory import build_judges
-
-                console.print("judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg uses MiniLM "
-                              "cosine as a stand-in for BERTScore)")
-                judges = build_judges(cfg, session.retriever.embedder)
-                result.summary["mtrag"] = judge_records(examples, result.records, judges, texts, run_dir=run_dir)
-                tracker.log_metrics(result.summary["mtrag"])
-                tracker.log_artifact(run_dir / "hm.jsonl")
-            if cfg.eval.ambiguity:
-                from askfirst.evaluate import ambiguity_scores
-                from askfirst.programs.factory import build_ambiguity_judges, build_extractor
-
-                console.print("scoring ambiguous questions on the judge LM: Disambig-F1 (its short answers extracted by the LM, "
-                              "standing in for an extractive QA model), 0-5 answer ratings, asks-for-info")
-                result.summary["ambiguity"] = ambiguity_scores(examples, result.records, extract=build_extractor(cfg),
-                                                               judges=build_ambiguity_judges(cfg), passage_text=texts, run_dir=run_dir)
-                tracker.log_metrics({f"ambiguity.{k}": v for k, v in result.summary["ambiguity"].items()})
-            # metrics.json was written before judging: rewrite it with the judged scores.
-            (run_dir / "metrics.json").write_text(json.dumps(result.summary, indent=2), encoding="utf-8")
+            judged = judge_result(cfg, examples, result, embedder=session.retriever.embedder, passage_text=texts, say=console.print)
+            tracker.log_metrics(judged)
+            for name in ("hm.jsonl", "ambiguity.jsonl"):
+                if (run_dir / name).is_file():
+                    tracker.log_artifact(run_dir / name)
             tracker.log_metrics({key: v for key, v in result.summary.items() if not isinstance(v, dict)})
             for route, row in result.summary["per_route"].items():
                 tracker.log_metrics({f"{route}.route_accuracy": row["route_accuracy"], f"{route}.outcome_accuracy": row["outcome_accuracy"]})

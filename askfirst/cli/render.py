@@ -81,7 +81,8 @@ def print_summary(summary: dict, *, k: int) -> None:
 
 def print_comparison(rows: list[dict], *, reference: str) -> None:
     """Each cell's means, and its difference from the reference with a paired-bootstrap 95% CI."""
-    keys = [k for k in rows[0] if k not in ("cell", "n", "seconds_per_question", "lm_calls_per_question") and not k.endswith(".diff")]
+    skip = ("cell", "n", "seconds_per_question", "lm_calls_per_question")
+    keys = list(dict.fromkeys(k for row in rows for k in row if k not in skip and not k.endswith(".diff")))
     table = Table(title=f"Ablation: difference from {reference!r} [95% paired bootstrap CI]")
     table.add_column("cell")
     table.add_column("n")
@@ -93,7 +94,7 @@ def print_comparison(rows: list[dict], *, reference: str) -> None:
         cells = []
         for key in keys:
             diff = row.get(f"{key}.diff")
-            cells.append(_fmt(row[key]) + (f"  ({diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}])" if diff else ""))
+            cells.append(_fmt(row.get(key)) + (f"  ({diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}])" if diff else ""))
         table.add_row(row["cell"], str(row["n"]), *cells, _fmt(row["seconds_per_question"]), _fmt(row["lm_calls_per_question"]))
     console.print(table)
 

@@ -1,0 +1,39 @@
+"""``askfirst ablate`` end to end with a fake LM: cells take the questions in turn, and an interrupted
+ablation resumes (and extends) from its folder without asking an answered question again."""
+
+import json
+
+from tests.test_compile_cli import fake_lm, run_cli  # noqa: F401 - fixture
+
+GRID = "reference: full\nlimit: 3\ncells:\n  full: {}\n  no_router: {program.router: false}\n"
+
+
+def _answered(run_dir, cell):
+    return [json.loads(line)["id"] for line in (run_dir / cell / "predictions.jsonl").read_text().splitlines()]
+
+
+def test_interrupted_ablation_resumes_and_extends(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID)
+    common = ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
+              "--set", "tracking.enabled=false"]
+    fake_lm.stop_at = 8  # Ctrl-C part-way through the second question
+    code, _, err = run_cli(monkeypatch, capsys, "ablate", str(grid), *common)
+    assert code == 130 and "--resume RUN_FOLDER" in err
+    (run_dir,) = tmp_path.glob("ablate-*")
+    full, no_router = _answered(run_dir, "full"), _answered(run_dir, "no_router")
+    assert len(full) == 1 and full == no_router  # in turn: both cells answered question 1 before either saw question 2
+
+    fake_lm.stop_at, calls_before = None, fake_lm.calls
+    code, out, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(run_dir), "--set", "data.limit=4")
+    assert code == 0, err
+    assert _answered(run_dir, "full") == _answered(run_dir, "no_router") and len(_answered(run_dir, "full")) == 4
+    assert out.count("[1/4]") == 0 and out.count("[4/4]") == 2  # question 1 was not asked again, in either cell
+    rows = json.loads((run_dir / "comparison.json").read_text())
+    assert [r["n"] for r in rows] == [4, 4] and "route_correct.diff" in rows[1]
+    assert fake_lm.calls > calls_before
+
+
+def test_resume_needs_an_ablation_folder(monkeypatch, capsys, tmp_path):
+    code, _, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(tmp_path))
+    assert code == 2 and "not an ablation run folder" in err
