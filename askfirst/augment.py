@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import dspy
 
 from askfirst.config import AskFirstConfig
-from askfirst.datasets.corpus import Document, load_corpus
+from askfirst.datasets.corpus import Document
+from askfirst.datasets.splits import configured_corpus
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.lm.factory import build_lm
 from askfirst.retrieval.augmented_index import LEDGER_FILE, AugmentReport, augment_corpus
@@ -43,7 +44,7 @@ def augment_index(config: AskFirstConfig, store: PassageStore, *, docs: list[Doc
     from askfirst.programs.urasys_indexing import AskAndAugment, ChunkAndTitle
 
     u, retries = config.urasys, config.lm.parse_retries
-    docs = docs if docs is not None else load_corpus(config.data.corpus, data_dir=config.data.shared_data_dir)
+    docs = docs if docs is not None else configured_corpus(config)
     embedder = get_embedder(config.retriever.embedding_model)
     chunker = SemanticChunker(embedder.embed, percentile=u.break_percentile, min_chars=u.chunk_min_chars, max_chars=u.chunk_max_chars)
     settings = json.dumps({"lm": (u.indexing_lm or config.lm).model, "m": u.faqs_per_chunk, "k": u.paraphrases, "percentile": u.break_percentile,

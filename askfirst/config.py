@@ -116,7 +116,10 @@ class DataConfig(_Section):
     """What to index and what to ask."""
 
     corpus: str = Field("demo", description="'demo', a named benchmark corpus ('mtrag', 'mtrag:cloud'), a JSONL file ({_id,title,text}) or a folder of .txt/.md files.")
-    collection: str | None = Field(None, description="Qdrant collection name; default derived from the corpus.")
+    corpus_scope: Literal["all", "questions"] = Field(
+        "all", description="'questions': index only the documents the selected questions cite as gold (after limit and split), "
+        "in a collection of their own: a small, easier corpus for LM-costly indexing (URASys); say so when reporting.")
+    collection: str | None = Field(None, description="Qdrant collection name; default derived from the corpus (and the scope).")
     questions: str = Field("demo", description="'demo', a named benchmark set ('mtrag', 'mtrag:cloud'), or a question-set JSONL in askfirst's format.")
     limit: int | None = Field(None, ge=1, description="Only the first N questions (applied before data.split).")
     split: Literal["all", "train", "validation"] = Field("all", description="Which half (by conversation, as compile splits) eval/ablate use.")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import dspy
 
 from askfirst.config import AskFirstConfig
-from askfirst.datasets.corpus import load_corpus
+from askfirst.datasets.splits import configured_corpus
 from askfirst.lm.factory import configure_dspy
 from askfirst.programs.factory import build_program
 from askfirst.retrieval.factory import index_corpus, open_retriever, open_store
@@ -36,7 +36,7 @@ def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=
     fast, before minutes of embedding. For the URASys program the two-phase index is brought up to date too
     (``augment_progress(done, total, unit_id)`` reports each chunk).
     """
-    docs = load_corpus(config.data.corpus, data_dir=config.data.shared_data_dir) if update_index else None
+    docs = configured_corpus(config) if update_index else None
     lm = configure_dspy(config)
     store = open_store(config)
     try:

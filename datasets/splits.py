@@ -1,4 +1,4 @@
-"""Train/validation splits by conversation, and the question selection a config describes."""
+"""Train/validation splits by conversation, and the question and document selection a config describes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import hashlib
 import dspy
 
 from askfirst.config import AskFirstConfig
+from askfirst.datasets.corpus import Document, load_corpus
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.questions import load_questions
 
@@ -44,3 +45,21 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
         return examples
     train, val = split_by_conversation(examples, train_fraction=config.compile.train_fraction, seed=config.seed)
     return train if split == "train" else val
+
+
+def configured_corpus(config: AskFirstConfig) -> list[Document]:
+    """The documents a config indexes: ``data.corpus``, or with ``data.corpus_scope=questions`` only those
+    the configured questions cite as gold.
+
+    Raises:
+        DataError: The scope leaves no document (the questions cite none of the corpus).
+    """
+    data = config.data
+    docs = load_corpus(data.corpus, data_dir=data.shared_data_dir)
+    if data.corpus_scope == "all":
+        return docs
+    cited = {d for e in configured_questions(config) for d in list(e.get("gold_passages") or []) + list(e.get("qrels") or {})}
+    scoped = [d for d in docs if d.doc_id in cited]
+    if not scoped:
+        raise DataError(f"data.corpus_scope=questions: the {data.questions!r} questions cite no document of {data.corpus!r}")
+    return scoped

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 
 from askfirst.config import AskFirstConfig
-from askfirst.datasets.corpus import Document, load_corpus, resolve_corpus_path
+from askfirst.datasets.corpus import Document, resolve_corpus_path
+from askfirst.datasets.splits import configured_corpus
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport, build_index
@@ -17,8 +20,11 @@ def collection_name(config: AskFirstConfig) -> str:
     """The configured collection, else one derived from the corpus name (``demo``, a file stem, a folder name)."""
     if config.data.collection:
         return config.data.collection
-    spec = config.data.corpus
-    stem = "demo" if spec == "demo" else resolve_corpus_path(spec).stem or "corpus"
+    data = config.data
+    stem = "demo" if data.corpus == "demo" else resolve_corpus_path(data.corpus).stem or "corpus"
+    if data.corpus_scope == "questions":  # its own collection, so a full index of the corpus never leaks into it
+        selection = json.dumps([data.questions, data.limit, data.split])
+        stem += "_for_" + hashlib.sha1(selection.encode()).hexdigest()[:8]
     return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)
 
 
@@ -32,7 +38,7 @@ def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Docu
     """Bring the store up to date with ``docs`` (default: the configured corpus)."""
     r = config.retriever
     return build_index(
-        docs if docs is not None else load_corpus(config.data.corpus, data_dir=config.data.shared_data_dir), store, get_embedder(r.embedding_model),
+        docs if docs is not None else configured_corpus(config), store, get_embedder(r.embedding_model),
         chunk_words=r.chunk_words, overlap_sentences=r.chunk_overlap_sentences, batch_size=r.batch_size, prune=prune, progress=progress,
     )
 

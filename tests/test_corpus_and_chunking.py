@@ -77,3 +77,22 @@ def test_chunk_ids_are_stable_across_runs():
     first = [(p.passage_id, p.content_hash) for p in chunk_corpus(docs, max_words=40)]
     again = [(p.passage_id, p.content_hash) for p in chunk_corpus(load_corpus("demo"), max_words=40)]
     assert first == again and len(first) > len(docs)
+
+
+def test_corpus_scope_keeps_the_documents_the_questions_cite(tmp_path):
+    from askfirst.config import load_config
+    from askfirst.datasets.errors import DataError
+    from askfirst.datasets.splits import configured_corpus, configured_questions
+    from askfirst.retrieval.factory import collection_name
+
+    full = load_config(overrides=["data.limit=4"])
+    scoped = load_config(overrides=["data.limit=4", "data.corpus_scope=questions"])
+    cited = {d for e in configured_questions(scoped) for d in e.gold_passages}
+    docs = configured_corpus(scoped)
+    assert cited and {d.doc_id for d in docs} == cited and len(docs) < len(configured_corpus(full))
+    assert collection_name(scoped) != collection_name(full) == "demo"
+    assert collection_name(scoped) != collection_name(load_config(overrides=["data.limit=5", "data.corpus_scope=questions"]))
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "x", "turns": [{"role": "user", "content": "hi"}], "gold_passages": ["nowhere"]}\n')
+    with pytest.raises(DataError, match="cite no document"):
+        configured_corpus(load_config(overrides=[f"data.questions={questions}", "data.corpus_scope=questions"]))

@@ -36,11 +36,11 @@ def index(
 ) -> None:
     """Build or update the index of a corpus (incremental; an interrupted build resumes)."""
     from askfirst.cli.render import console
-    from askfirst.datasets.corpus import load_corpus
+    from askfirst.datasets.splits import configured_corpus
     from askfirst.retrieval.factory import collection_name, index_corpus, open_store
 
     cfg = resolve(config, set_, [f"data.corpus={corpus}"] if corpus else [])
-    docs = load_corpus(cfg.data.corpus, data_dir=cfg.data.shared_data_dir)  # read (and reject bad input) before opening the store or loading a model
+    docs = configured_corpus(cfg)  # read (and reject bad input) before opening the store or loading a model
     if augment:
         from askfirst.lm.factory import configure_dspy
 
