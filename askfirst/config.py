@@ -122,6 +122,8 @@ class DataConfig(_Section):
     collection: str | None = Field(None, description="Qdrant collection name; default derived from the corpus (and the scope).")
     questions: str = Field("demo", description="'demo', a named benchmark set ('mtrag', 'mtrag:cloud'), or a question-set JSONL in askfirst's format.")
     limit: int | None = Field(None, ge=1, description="Only the first N questions (applied before data.split).")
+    shuffle: bool = Field(False, description="Shuffle the question set with `seed` before the limit, so the first N are a random sample "
+                          "(benchmark files are often sorted, e.g. every unanswerable question last).")
     split: Literal["all", "train", "validation"] = Field("all", description="Which half (by conversation, as compile splits) eval/ablate use.")
     shared_data_dir: str | None = Field(None, description="Where ../shared/data lives; ASKFIRST_DATA_DIR overrides.")
 

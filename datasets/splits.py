@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 
 import dspy
 
@@ -30,7 +31,8 @@ def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float
 
 
 def configured_questions(config: AskFirstConfig, *, split: str | None = None) -> list[dspy.Example]:
-    """The questions a config names: ``data.questions``, cut to ``data.limit``, then the ``data.split`` half.
+    """The questions a config names: ``data.questions`` (shuffled with ``seed`` if ``data.shuffle``), cut to
+    ``data.limit``, then the ``data.split`` half.
 
     The limit is applied before splitting, so ``compile --limit 40`` and ``eval --limit 40 --set
     data.split=validation`` see the same validation questions.
@@ -39,7 +41,10 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
         split: Overrides ``data.split`` (``all``, ``train`` or ``validation``).
     """
     data = config.data
-    examples = load_questions(data.questions, limit=data.limit, data_dir=data.shared_data_dir)
+    examples = load_questions(data.questions, data_dir=data.shared_data_dir)
+    if data.shuffle:
+        random.Random(config.seed).shuffle(examples)
+    examples = examples[:data.limit] if data.limit else examples
     split = split or data.split
     if split == "all":
         return examples

@@ -23,7 +23,7 @@ def collection_name(config: AskFirstConfig) -> str:
     data = config.data
     stem = "demo" if data.corpus == "demo" else resolve_corpus_path(data.corpus).stem or "corpus"
     if data.corpus_scope == "questions":  # its own collection, so a full index of the corpus never leaks into it
-        selection = json.dumps([data.questions, data.limit, data.split])
+        selection = json.dumps([data.questions, data.limit, data.split] + (["shuffle", config.seed] if data.shuffle else []))
         stem += "_for_" + hashlib.sha1(selection.encode()).hexdigest()[:8]
     return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)
 

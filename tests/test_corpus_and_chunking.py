@@ -96,3 +96,14 @@ def test_corpus_scope_keeps_the_documents_the_questions_cite(tmp_path):
     questions.write_text('{"id": "x", "turns": [{"role": "user", "content": "hi"}], "gold_passages": ["nowhere"]}\n')
     with pytest.raises(DataError, match="cite no document"):
         configured_corpus(load_config(overrides=[f"data.questions={questions}", "data.corpus_scope=questions"]))
+
+
+def test_shuffled_questions_are_a_seeded_sample():
+    from askfirst.config import load_config
+    from askfirst.datasets.splits import configured_questions
+
+    first = [e.id for e in configured_questions(load_config(overrides=["data.limit=5"]))]
+    shuffled = [e.id for e in configured_questions(load_config(overrides=["data.limit=5", "data.shuffle=true"]))]
+    assert shuffled != first and len(set(shuffled)) == 5
+    assert shuffled == [e.id for e in configured_questions(load_config(overrides=["data.limit=5", "data.shuffle=true"]))]
+    assert shuffled != [e.id for e in configured_questions(load_config(overrides=["data.limit=5", "data.shuffle=true", "seed=1"]))]
