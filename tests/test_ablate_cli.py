@@ -34,6 +34,15 @@ def test_interrupted_ablation_resumes_and_extends(monkeypatch, capsys, tmp_path,
     assert fake_lm.calls > calls_before
 
 
+def test_set_overrides_the_grid_limit(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID)
+    code, out, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--set", "data.limit=1", "--set", f"runs_dir={tmp_path}",
+                             "--set", "program.iterations=1", "--set", "program.reranker=false", "--set", "tracking.enabled=false")
+    assert code == 0, err
+    assert "2 cells x 1 questions" in out
+
+
 def test_resume_needs_an_ablation_folder(monkeypatch, capsys, tmp_path):
     code, _, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(tmp_path))
     assert code == 2 and "not an ablation run folder" in err

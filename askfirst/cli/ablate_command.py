@@ -63,8 +63,9 @@ def ablate(
     else:
         spec = load_spec(grid)
         extra = data_overrides(spec.questions, spec.limit)
-        base = resolve(spec.base, set_, extra)
-        configs = {c.name: resolve(spec.base, set_, [*extra, *c.overrides]) for c in spec.cells}
+        # The grid's questions/limit, then --set (so --set data.limit=5 wins), then each cell's own overrides.
+        base = resolve(spec.base, None, [*extra, *(set_ or [])])
+        configs = {c.name: resolve(spec.base, None, [*extra, *(set_ or []), *c.overrides]) for c in spec.cells}
     index_fields = {"mode", "per_retriever_k", "rrf_k"}  # what a cell may vary without another index
     for name, cfg in configs.items():
         if cfg.data != base.data or cfg.retriever.model_dump(exclude=index_fields) != base.retriever.model_dump(exclude=index_fields):
