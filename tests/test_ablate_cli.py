@@ -46,3 +46,18 @@ def test_set_overrides_the_grid_limit(monkeypatch, capsys, tmp_path, fake_lm):  
 def test_resume_needs_an_ablation_folder(monkeypatch, capsys, tmp_path):
     code, _, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(tmp_path))
     assert code == 2 and "not an ablation run folder" in err
+
+
+def test_a_narrowing_resume_keeps_the_question_scoped_index(tmp_path):
+    from askfirst.cli.ablate_command import _resumed
+    from askfirst.config import load_config, save_resolved
+    from askfirst.retrieval.factory import collection_name
+
+    (tmp_path / "grid.yaml").write_text("cells:\n  a: {}\n")
+    saved = load_config(overrides=["data.corpus_scope=questions", "data.limit=6"])
+    save_resolved(saved, tmp_path)
+    save_resolved(saved, tmp_path / "a")
+    _, base, configs = _resumed(tmp_path, ["data.limit=3"])  # stop early: same index the answers came from
+    assert base.data.limit == 3 and collection_name(base) == collection_name(configs["a"]) == collection_name(saved)
+    _, base, _ = _resumed(tmp_path, ["data.limit=9"])  # extend: the new questions' documents need a bigger index
+    assert base.data.collection is None and collection_name(base) != collection_name(saved)

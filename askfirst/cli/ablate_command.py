@@ -21,14 +21,31 @@ def _resumed(run_dir: Path, set_: list[str] | None):
     if not grid.is_file():
         raise ConfigError(f"{run_dir} is not an ablation run folder (no grid.yaml)")
     spec = load_spec(grid)
-    base = load_config(run_dir / "config.yaml", overrides=set_ or [])
+    overrides = [*(set_ or []), *_kept_collection(run_dir / "config.yaml", set_)]
+    base = load_config(run_dir / "config.yaml", overrides=overrides)
     configs = {}
     for cell in spec.cells:
         saved = run_dir / cell.name.replace("/", "_") / "config.yaml"
         if not saved.is_file():
             raise ConfigError(f"{saved} is missing: the ablation stopped before its cells were set up; start it again")
-        configs[cell.name] = load_config(saved, overrides=set_ or [])
+        configs[cell.name] = load_config(saved, overrides=overrides)
     return spec, base, configs
+
+
+def _kept_collection(saved_path: Path, set_: list[str] | None) -> list[str]:
+    """With ``data.corpus_scope=questions`` the collection follows the questions. A resume that only narrows
+    them (``--set data.limit=N`` below the run's limit, to stop early) keeps the index the answers came from."""
+    from askfirst.config import load_config
+    from askfirst.datasets.splits import configured_questions
+    from askfirst.retrieval.factory import collection_name
+
+    saved = load_config(saved_path)
+    if saved.data.collection or saved.data.corpus_scope != "questions" or not set_:
+        return []
+    resumed = load_config(saved_path, overrides=set_)
+    if {e.id for e in configured_questions(resumed)} <= {e.id for e in configured_questions(saved)}:
+        return [f"data.collection={collection_name(saved)}"]
+    return []
 
 
 def ablate(
