@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import dspy
 
@@ -15,6 +16,9 @@ from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport
 from askfirst.retrieval.qdrant_store import PassageStore
 
+if TYPE_CHECKING:
+    from askfirst.augment import AugmentResult
+
 
 @dataclass
 class Session:
@@ -24,6 +28,7 @@ class Session:
     lm: dspy.LM
     program: dspy.Module
     index_report: IndexReport | None
+    augment_result: AugmentResult | None = None  # the URASys index update, for the URASys program
 
     def close(self) -> None:
         self.store.close()
@@ -41,13 +46,14 @@ def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=
     store = open_store(config)
     try:
         report = index_corpus(config, store, docs=docs, progress=progress) if update_index else None
+        augmented = None
         if update_index and config.program.kind == "urasys":
             from askfirst.augment import augment_index
 
-            augment_index(config, store, docs=docs, progress=augment_progress)
+            augmented = augment_index(config, store, docs=docs, progress=augment_progress)
         retriever = open_retriever(config, store)
         program = build_program(config, retriever, store=store)
     except BaseException:
         store.close()
         raise
-    return Session(config, store, retriever, lm, program, report)
+    return Session(config, store, retriever, lm, program, report, augmented)

@@ -238,3 +238,23 @@ def test_index_augment_command_builds_both_collections_and_resumes(monkeypatch, 
     calls = engine.calls
     code, out = index()
     assert "0 through the LM, 2 from the ledger" in out.out and engine.calls == calls and "0 units and 0 FAQ entries embedded" in out.out
+
+
+def test_a_urasys_session_reports_its_index_update(monkeypatch, tmp_path):
+    import json
+
+    from askfirst.config import load_config
+    from askfirst.session import open_session
+
+    engine = SchemaFollowingEngine(INDEX_SCRIPT)
+    configure_with(monkeypatch, engine, where="askfirst.session.configure_dspy")
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in DOCS))
+    cfg = load_config(overrides=[f"runs_dir={tmp_path}", f"data.corpus={corpus}", "program.kind=urasys", "urasys.faqs_per_chunk=1",
+                                 "urasys.paraphrases=2"])
+    session = open_session(cfg)
+    try:
+        result = session.augment_result
+        assert result.report.chunks == 2 and result.report.processed == 2 and result.lm_calls == engine.calls > 0
+    finally:
+        session.close()

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.options import SetOpt, data_overrides, resolve
-from askfirst.cli.render import augment_progress, index_progress
+from askfirst.cli.render import augment_progress, augment_summary, index_progress, progress_console
 
 
 def _resumed(run_dir: Path, set_: list[str] | None):
@@ -93,6 +93,8 @@ def ablate(
         (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
     console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions, taken in turn; reference {spec.reference!r})")
     session = open_session(base, progress=index_progress, augment_progress=augment_progress)
+    if session.augment_result:
+        progress_console.print(augment_summary(session.augment_result))
     texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
 
     def program_for(cfg, cell):

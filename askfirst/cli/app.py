@@ -35,7 +35,7 @@ def index(
     augment: Annotated[bool, typer.Option(help="Also build URASys's two-phase index (chunk-and-title units, FAQ collection) with the LM.")] = False,
 ) -> None:
     """Build or update the index of a corpus (incremental; an interrupted build resumes)."""
-    from askfirst.cli.render import console
+    from askfirst.cli.render import augment_summary, console
     from askfirst.datasets.splits import configured_corpus
     from askfirst.retrieval.factory import collection_name, index_corpus, open_store
 
@@ -53,11 +53,7 @@ def index(
         if augment:
             from askfirst.augment import augment_index
 
-            out = augment_index(cfg, store, docs=docs, progress=augment_progress)
-            r = out.report
-            console.print(f"URASys index: {r.chunks} chunks ({r.processed} through the LM, {r.reused} from the ledger, {r.failed} failed "
-                          f"and kept raw), {r.faqs} FAQ entries; {out.lm_calls} LM calls, {r.seconds / 60:.1f} min; "
-                          f"{out.units.added + out.units.updated} units and {out.faqs.added + out.faqs.updated} FAQ entries embedded")
+            console.print(augment_summary(augment_index(cfg, store, docs=docs, progress=augment_progress)))
     finally:
         store.close()
 

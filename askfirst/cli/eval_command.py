@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
-from askfirst.cli.render import augment_progress, index_progress
+from askfirst.cli.render import augment_progress, augment_summary, index_progress, progress_console
 
 
 def evaluate(
@@ -42,6 +42,8 @@ def evaluate(
     run_dir = run_dir or new_run_dir(cfg, "eval")
     console.print(f"run folder: {run_dir}")
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
+    if session.augment_result:
+        progress_console.print(augment_summary(session.augment_result))
     if program:
         from askfirst.optimizers.compile import load_compiled
 

@@ -21,6 +21,14 @@ def augment_progress(done: int, total: int, unit: str) -> None:
     progress_console.print(f"  URASys index: chunk {done}/{total} ({unit})")
 
 
+def augment_summary(out) -> str:
+    """One line on a URASys index update (an ``AugmentResult``): chunks, LM calls, minutes, entries."""
+    r = out.report
+    return (f"URASys index: {r.chunks} chunks ({r.processed} through the LM, {r.reused} from the ledger, {r.failed} failed "
+            f"and kept raw), {r.faqs} FAQ entries; {out.lm_calls} LM calls, {r.seconds / 60:.1f} min; "
+            f"{out.units.added + out.units.updated} units and {out.faqs.added + out.faqs.updated} FAQ entries embedded")
+
+
 def _fmt(v) -> str:
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
