@@ -21,7 +21,7 @@ def _resumed(run_dir: Path, set_: list[str] | None):
     if not grid.is_file():
         raise ConfigError(f"{run_dir} is not an ablation run folder (no grid.yaml)")
     spec = load_spec(grid)
-    overrides = [*(set_ or []), *_kept_collection(run_dir / "config.yaml", set_)]
+    overrides = set_ or []
     base = load_config(run_dir / "config.yaml", overrides=overrides)
     configs = {}
     for cell in spec.cells:
@@ -32,27 +32,13 @@ def _resumed(run_dir: Path, set_: list[str] | None):
     return spec, base, configs
 
 
-def _kept_collection(saved_path: Path, set_: list[str] | None) -> list[str]:
-    """With ``data.corpus_scope=questions`` the collection follows the questions. A resume that only narrows
-    them (``--set data.limit=N`` below the run's limit, to stop early) keeps the index the answers came from."""
-    from askfirst.config import load_config
-    from askfirst.datasets.splits import configured_questions
-    from askfirst.retrieval.factory import collection_name
-
-    saved = load_config(saved_path)
-    if saved.data.collection or saved.data.corpus_scope != "questions" or not set_:
-        return []
-    resumed = load_config(saved_path, overrides=set_)
-    if {e.id for e in configured_questions(resumed)} <= {e.id for e in configured_questions(saved)}:
-        return [f"data.collection={collection_name(saved)}"]
-    return []
-
-
 def ablate(
     grid: Annotated[Path | None, typer.Argument(help="Ablation grid YAML (see askfirst/ablation.py for the format).")] = None,
     set_: SetOpt = None,
     resume: Annotated[Path | None, typer.Option(help="An ablation run folder to finish: its saved grid and cell configs are reused, "
                                                       "answered questions are skipped; --set applies on top (data.limit=N extends it).")] = None,
+    upto: Annotated[int | None, typer.Option(min=1, help="Stop after the first N questions of the selection (the selection, and so a "
+                                                         "question-scoped index, stay as configured): a report on part of a long ablation.")] = None,
 ) -> None:
     """Run every cell of an ablation grid over one question set; compare each with the reference cell (paired bootstrap 95% CIs).
 
@@ -87,7 +73,7 @@ def ablate(
     for name, cfg in configs.items():
         if cfg.data != base.data or cfg.retriever.model_dump(exclude=index_fields) != base.retriever.model_dump(exclude=index_fields):
             raise ConfigError(f"cell {name!r} changes the data or the index; cells may vary the program, LMs and retrieval mode/k only")
-    examples = configured_questions(base)
+    examples = configured_questions(base)[:upto]
     if not resume:
         run_dir = new_run_dir(base, "ablate")
         (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
