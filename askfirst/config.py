@@ -99,6 +99,8 @@ class UrasysConfig(_Section):
     decomposition: bool = Field(True, description="Split the question into sub-queries (off: 'w/o decomposition').")
     chunk_and_title: bool = Field(True, description="Documents as rewritten, titled semantic chunks (off: the plain index of the corpus, 'w/o proposed indexing').")
     max_attempts: int = Field(4, ge=1, le=10, description="T: search-and-judge rounds before saying no information was found.")
+    ask_when_vague: bool = Field(False, description="After T rounds, a question the manager still judges vague gets a clarifying "
+                                 "question (the paper's ask-before-answer) instead of Algorithm 1's 'no information found'.")
     faq_k: int = Field(5, ge=1, description="FAQ entries per search.")
     document_k: int = Field(3, ge=1, description="Document chunks per search.")
     faq_agent_attempts: int = Field(2, ge=1, le=5, description="FAQ agent: searches per sub-query (a few reformulations).")

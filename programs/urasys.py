@@ -14,19 +14,23 @@ from askfirst.programs.search_agent import AgentReport, DocumentSearchAgent, FAQ
 from askfirst.signatures.urasys_agents import DecomposeQuestion, JudgeEvidence
 
 
-def manager_route(question_kind: str, evidence_state: str, *, attempt: int, max_attempts: int) -> str:
+def manager_route(question_kind: str, evidence_state: str, *, attempt: int, max_attempts: int, ask_when_vague: bool = False) -> str:
     """Algorithm 1's decision as a route: ``answer``, ``partial``, ``clarify``, ``idk``, or ``refine`` (search again).
 
     The paper's three gates come first, in its order. It leaves two cases open, decided here so the
     manager always ends: a direct answer to a broad question is given (the evidence settles it), and
     several categories behind a specific question are asked about. Partial evidence gives a partial answer.
+    With ``ask_when_vague`` a question still vague after the last round is asked about rather than
+    reported as unanswerable (the paper's text: clarification "to refine the user query").
     """
     if question_kind == "specific" and evidence_state == "direct_answer":
         return "answer"
     if question_kind == "broad" and evidence_state == "several_categories":
         return "clarify"
     if question_kind == "vague" or evidence_state == "insufficient":
-        return "refine" if attempt + 1 < max_attempts else "idk"
+        if attempt + 1 < max_attempts:
+            return "refine"
+        return "clarify" if ask_when_vague and question_kind == "vague" else "idk"
     return {"direct_answer": "answer", "partial_answer": "partial", "several_categories": "clarify"}[evidence_state]
 
 
@@ -108,7 +112,8 @@ class URASysProgram(dspy.Module):
             state["evidence"] = list(pooled.values())
             judged = call_predictor(self.judge, "manager_decision", retries=self.retries, conversation_history=history,
                                     question=query, evidence=format_evidence(reports))
-            route = manager_route(judged.question_kind, judged.evidence_state, attempt=attempt, max_attempts=self.config.max_attempts)
+            route = manager_route(judged.question_kind, judged.evidence_state, attempt=attempt, max_attempts=self.config.max_attempts,
+                                  ask_when_vague=self.config.ask_when_vague)
             if route != "refine":
                 break
             query = (judged.refined_question or "").strip() or query

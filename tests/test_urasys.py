@@ -59,6 +59,12 @@ def test_manager_route_follows_algorithm_1(kind, state, attempt, route):
     assert manager_route(kind, state, attempt=attempt, max_attempts=4) == route
 
 
+def test_ask_when_vague_asks_instead_of_giving_up_on_a_vague_question():
+    assert manager_route("vague", "insufficient", attempt=3, max_attempts=4, ask_when_vague=True) == "clarify"
+    assert manager_route("vague", "insufficient", attempt=2, max_attempts=4, ask_when_vague=True) == "refine"
+    assert manager_route("specific", "insufficient", attempt=3, max_attempts=4, ask_when_vague=True) == "idk"  # not vague: nothing found
+
+
 FEE = Passage("fees#0", "fees", "Fees", "Tuition is EUR 4,200. The lab fee is EUR 120. Registration costs EUR 60.")
 FAQ = Passage("fees~u0~q0.0", "fees", "What is the lab fee?", "Q: What is the lab fee?\nA: EUR 120")
 
@@ -118,6 +124,17 @@ def test_nothing_found_after_t_attempts_says_so():
     program, engine = urasys(script, decomposition=False)
     pred = run(program, engine, "What does parking cost?")
     assert pred.route == "idk" and pred.attempts == 2 and "after 2 search rounds" in pred.answer and pred.label == "UNANSWERABLE"
+
+
+def test_a_still_vague_question_gets_a_clarifying_question_when_asked_to():
+    script = AGENTS | {"evidence_state": {"question_kind": "vague", "evidence_state": "insufficient", "refined_question": "the fee"},
+                       "clarifying_question": {"options": ["lab fee", "tuition"], "clarifying_question": "Which fee: the lab fee or tuition?"}}
+    program, engine = urasys(script, decomposition=False, ask_when_vague=True)
+    pred = run(program, engine, "How much is it?")
+    assert pred.route == "clarify" and pred.answer == "Which fee: the lab fee or tuition?" and pred.options == ["lab fee", "tuition"]
+    assert pred.attempts == 2 and pred.label == "UNDERSPECIFIED"
+    program, engine = urasys(script, decomposition=False)  # Algorithm 1 as published: no information found
+    assert run(program, engine, "How much is it?").route == "idk"
 
 
 def test_ablation_switches_remove_their_steps():
