@@ -148,15 +148,14 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
                 child.log_metrics(judge(configs[cell.name], result))
             child.log_metrics({key: v for key, v in result.summary.items() if isinstance(v, int | float)})
         results.append(CellResult(cell, result.scores, result.summary))
-    keys = tuple(key for key in COMPARED if key != "recall@k") + (f"recall@{k}",)
-    rows = compare(results, spec.reference, keys=keys, seed=configs[spec.reference].seed)
+    rows = compare(results, spec.reference, keys=(*COMPARED, f"recall@{k}"), seed=configs[spec.reference].seed)
     (run_dir / "comparison.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     tracker.log_artifact(run_dir / "comparison.json")
     return rows
 
 
-# Per-question scores every comparison row reports (a key no question has is left out of the table).
-COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em", "recall@k")
+# Per-question scores every comparison row reports, with recall@k (a key no question has is left out of the table).
+COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em")
 # Judged means (from ``metrics.json``'s ``ambiguity``/``mtrag`` sections) shown next to them, unpaired.
 JUDGED = (("ambiguity", "disambig_f1"), ("ambiguity", "asks_for_info"), ("ambiguity", "judge_mean"), ("mtrag", "HM"))
 
