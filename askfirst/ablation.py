@@ -13,6 +13,7 @@ A grid file (YAML)::
     grid:                      # ... and/or a cartesian product, one cell per combination
       program.notes: [true, false]
       program.reranker: [true, false]
+    only: [full, k1]           # optional: run just these cells (``askfirst ablate --cells full,k1``)
 
 ``program_state`` is not a config key: it loads a compiled program's state JSON into that cell.
 """
@@ -27,7 +28,7 @@ import yaml
 
 from askfirst.config import ConfigError
 
-_GRID_KEYS = {"base", "questions", "limit", "reference", "cells", "grid"}
+_GRID_KEYS = {"base", "questions", "limit", "reference", "cells", "grid", "only"}
 
 
 @dataclass
@@ -44,7 +45,7 @@ class AblationSpec:
     base: str | None = None
     questions: str | None = None
     limit: int | None = None
-    extra: dict = field(default_factory=dict)
+    only: list[str] = field(default_factory=list)
 
 
 def _fmt(value) -> str:
@@ -57,11 +58,15 @@ def _cell(name: str, settings: dict) -> Cell:
     return Cell(name, [f"{k}={_fmt(v)}" for k, v in settings.items()], state)
 
 
-def load_spec(path: str | Path) -> AblationSpec:
+def load_spec(path: str | Path, *, only: list[str] | None = None) -> AblationSpec:
     """Read and check a grid file.
 
+    Args:
+        only: Run just these cells (they must include the reference); overrides the file's ``only``.
+
     Raises:
-        ConfigError: Missing file, unknown top-level key, no cells, duplicate or unknown reference cell.
+        ConfigError: Missing file, unknown top-level key, no cells, duplicate or unknown reference cell, an
+            ``only`` that names an unknown cell or leaves out the reference.
     """
     p = Path(path)
     if not p.is_file():
@@ -87,7 +92,15 @@ def load_spec(path: str | Path) -> AblationSpec:
     reference = str(raw.get("reference") or names[0])
     if reference not in names:
         raise ConfigError(f"{p}: reference cell {reference!r} is not among {names}")
-    return AblationSpec(cells, reference, raw.get("base"), raw.get("questions"), raw.get("limit"))
+    only = only or raw.get("only")
+    if only:
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            raise ConfigError(f"{p}: no cell named {unknown}; the cells are {names}")
+        if reference not in only:
+            raise ConfigError(f"{p}: the cells to run must include the reference cell {reference!r}")
+        cells = [c for c in cells if c.name in only]
+    return AblationSpec(cells, reference, raw.get("base"), raw.get("questions"), raw.get("limit"), only=list(only or []))
 
 
 @dataclass

@@ -49,3 +49,20 @@ def test_set_overrides_the_grid_limit(monkeypatch, capsys, tmp_path, fake_lm):  
 def test_resume_needs_an_ablation_folder(monkeypatch, capsys, tmp_path):
     code, _, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(tmp_path))
     assert code == 2 and "not an ablation run folder" in err
+
+
+def test_cells_runs_part_of_a_grid_and_a_resume_keeps_to_it(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID.replace("cells:\n", "cells:\n  no_notes: {program.notes: false}\n"))
+    common = ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
+              "--set", "tracking.enabled=false"]
+    code, out, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--cells", "full,no_router", "--set", "data.limit=1", *common)
+    assert code == 0, err
+    (run_dir,) = tmp_path.glob("ablate-*")
+    assert "2 cells x 1 questions" in out and sorted(p.name for p in run_dir.iterdir() if p.is_dir()) == ["full", "no_router"]
+    code, out, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(run_dir), "--set", "data.limit=2")
+    assert code == 0, err
+    assert [r["cell"] for r in json.loads((run_dir / "comparison.json").read_text())] == ["full", "no_router"]
+    assert len(_answered(run_dir, "no_router")) == 2 and not (run_dir / "no_notes").exists()
+    code, _, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--cells", "no_router", *common)
+    assert code == 2 and "must include the reference cell 'full'" in err

@@ -43,10 +43,19 @@ grid:
     ("cells: {a: {}}\nreference: b\n", "reference cell 'b'"),
     ("cells: {a: {}}\ncellz: {}\n", "unknown key"),
     ("- a\n", "must hold a mapping"),
+    ("cells: {a: {}, b: {}}\nonly: [a, c]\n", r"no cell named \['c'\]"),
+    ("cells: {a: {}, b: {}}\nonly: [b]\n", "must include the reference cell 'a'"),
 ])
 def test_bad_grids(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         load_spec(_write(tmp_path, text))
+
+
+def test_only_runs_the_named_cells_and_the_caller_overrides_the_file(tmp_path):
+    grid = _write(tmp_path, "reference: b\ncells: {a: {}, b: {}, c: {}}\nonly: [b, c]\n")
+    assert [c.name for c in load_spec(grid).cells] == ["b", "c"]
+    spec = load_spec(grid, only=["a", "b"])
+    assert [c.name for c in spec.cells] == ["a", "b"] and spec.only == ["a", "b"] and spec.reference == "b"
 
 
 def test_paired_bootstrap():

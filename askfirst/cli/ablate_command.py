@@ -11,7 +11,18 @@ from askfirst.cli.options import SetOpt, data_overrides, resolve
 from askfirst.cli.render import augment_progress, augment_summary, index_progress, progress_console
 
 
-def _resumed(run_dir: Path, set_: list[str] | None):
+def _saved_grid(grid: Path, cells: list[str] | None) -> str:
+    """The grid file's text for the run folder, with ``--cells`` recorded as ``only`` so a resume runs the same cells."""
+    import yaml
+
+    text = grid.read_text(encoding="utf-8")
+    if not cells:
+        return text
+    raw = {**(yaml.safe_load(text) or {}), "only": cells}
+    return f"# {grid} run with --cells {','.join(cells)}\n" + yaml.safe_dump(raw, sort_keys=False)
+
+
+def _resumed(run_dir: Path, set_: list[str] | None, cells: list[str] | None):
     """The grid, base config and cell configs an ablation folder saved, with ``--set`` applied on top
     (e.g. ``data.limit=50`` to extend a finished 10-question ablation)."""
     from askfirst.ablation import load_spec
@@ -20,7 +31,7 @@ def _resumed(run_dir: Path, set_: list[str] | None):
     grid = run_dir / "grid.yaml"
     if not grid.is_file():
         raise ConfigError(f"{run_dir} is not an ablation run folder (no grid.yaml)")
-    spec = load_spec(grid)
+    spec = load_spec(grid, only=cells)
     overrides = set_ or []
     base = load_config(run_dir / "config.yaml", overrides=overrides)
     configs = {}
@@ -39,6 +50,8 @@ def ablate(
                                                       "answered questions are skipped; --set applies on top (data.limit=N extends it).")] = None,
     upto: Annotated[int | None, typer.Option(min=1, help="Stop after the first N questions of the selection (the selection, and so a "
                                                          "question-scoped index, stay as configured): a report on part of a long ablation.")] = None,
+    cells: Annotated[str | None, typer.Option(help="Comma-separated cells to run (they must include the reference), e.g. "
+                                                   "urasys,foundation: a cheaper run of a costly grid.")] = None,
 ) -> None:
     """Run every cell of an ablation grid over one question set; compare each with the reference cell (paired bootstrap 95% CIs).
 
@@ -57,14 +70,15 @@ def ablate(
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
+    only = [c.strip() for c in cells.split(",") if c.strip()] if cells else None
     if resume:
-        spec, base, configs = _resumed(resume, set_)
+        spec, base, configs = _resumed(resume, set_, only)
         run_dir = resume
         save_resolved(base, run_dir)
     elif grid is None:
         raise ConfigError("give an ablation grid file, or --resume RUN_FOLDER")
     else:
-        spec = load_spec(grid)
+        spec = load_spec(grid, only=only)
         extra = data_overrides(spec.questions, spec.limit)
         # The grid's questions/limit, then --set (so --set data.limit=5 wins), then each cell's own overrides.
         base = resolve(spec.base, None, [*extra, *(set_ or [])])
@@ -76,7 +90,7 @@ def ablate(
     examples = configured_questions(base)[:upto]
     if not resume:
         run_dir = new_run_dir(base, "ablate")
-        (run_dir / "grid.yaml").write_text(grid.read_text(encoding="utf-8"), encoding="utf-8")
+        (run_dir / "grid.yaml").write_text(_saved_grid(grid, only), encoding="utf-8")
     console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions, taken in turn; reference {spec.reference!r})")
     session = open_session(base, progress=index_progress, augment_progress=augment_progress)
     if session.augment_result:
