@@ -160,8 +160,8 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
             if judge is not None:
                 child.log_metrics(judge(configs[cell.name], result))
             child.log_metrics({key: v for key, v in result.summary.items() if isinstance(v, int | float)})
-        results.append(CellResult(cell, result.scores, result.summary))
-    rows = compare(results, spec.reference, keys=(*COMPARED, f"recall@{k}"), seed=configs[spec.reference].seed)
+        results.append(CellResult(cell, _with_judged(result.scores, cell_dirs[cell.name]), result.summary))
+    rows = compare(results, spec.reference, keys=(*COMPARED, f"recall@{k}", *JUDGED_PER_QUESTION), seed=configs[spec.reference].seed)
     (run_dir / "comparison.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
     tracker.log_artifact(run_dir / "comparison.json")
     return rows
@@ -169,8 +169,21 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
 
 # Per-question scores every comparison row reports, with recall@k (a key no question has is left out of the table).
 COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em")
-# Judged means (from ``metrics.json``'s ``ambiguity``/``mtrag`` sections) shown next to them, unpaired.
-JUDGED = (("ambiguity", "disambig_f1"), ("ambiguity", "asks_for_info"), ("ambiguity", "judge_mean"), ("mtrag", "HM"))
+# Judged per question (``ambiguity.jsonl``), so compared pairwise too; their means come from ``metrics.json``.
+JUDGED_PER_QUESTION = ("disambig_f1", "asks_for_info", "judge_mean")
+# Judged over the whole set (HM is a harmonic mean of means), shown unpaired.
+JUDGED = (("mtrag", "HM"),)
+
+
+def _with_judged(scores: list[dict], cell_dir: Path) -> list[dict]:
+    """Each question's scores with its judged ``JUDGED_PER_QUESTION`` scores (None where it was not judged)."""
+    import json
+
+    path = cell_dir / "ambiguity.jsonl"
+    judged = {}
+    if path.is_file():
+        judged = {row["id"]: row for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    return [{**sc, **{key: (judged.get(sc["id"]) or {}).get(key) for key in JUDGED_PER_QUESTION}} for sc in scores]
 
 
 def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...], seed: int = 0) -> list[dict]:
@@ -184,7 +197,7 @@ def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...],
         for key in keys:
             if all(sc.get(key) is None for sc in res.scores):
                 continue
-            row[key] = res.summary.get(key)
+            row[key] = res.summary[key] if key in res.summary else (res.summary.get("ambiguity") or {}).get(key)
             if res is not ref:
                 other, base = _paired(ref.scores, res.scores, key)
                 row[f"{key}.diff"] = paired_bootstrap(other, base, seed=seed) if other else None

@@ -93,9 +93,12 @@ def test_run_cells_judges_each_cell_and_reports_judged_means(tmp_path, retriever
     lm = schema_lm({"queries": {"queries": ["q"]}, "label": {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.9}})
     judged = []
 
-    def judge(cfg, result):
+    def judge(cfg, result):  # as ambiguity_scores does: per-question rows in ambiguity.jsonl, their means in the summary
         judged.append((cfg.program.notes, len(result.records)))
-        result.summary["ambiguity"] = {"disambig_f1": 0.25 if cfg.program.notes else 0.5}
+        per_question = [0.0, 0.5] if cfg.program.notes else [0.5, 0.5]
+        rows = [{"id": rec["id"], "disambig_f1": f} for rec, f in zip(result.records, per_question, strict=True)]
+        (result.run_dir / "ambiguity.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        result.summary["ambiguity"] = {"disambig_f1": sum(per_question) / 2}
         return {"ambiguity.disambig_f1": result.summary["ambiguity"]["disambig_f1"]}
 
     with dspy.context(adapter=dspy.JSONAdapter()):
@@ -103,4 +106,6 @@ def test_run_cells_judges_each_cell_and_reports_judged_means(tmp_path, retriever
                          lm_for=lambda cfg: lm, tracker=Tracker(), k=3, judge=judge)
     assert judged == [(True, 2), (False, 2)]
     assert [r["disambig_f1"] for r in rows] == [0.25, 0.5]
+    assert rows[1]["disambig_f1.diff"][0] == 0.25  # paired per question, like the unjudged scores
+    assert "asks_for_info" not in rows[0]  # judged for no question, so left out
     assert "str_em" not in rows[0]  # no demo question has qa_pairs, so STR-EM is left out of the table
