@@ -66,3 +66,15 @@ def test_cells_runs_part_of_a_grid_and_a_resume_keeps_to_it(monkeypatch, capsys,
     assert len(_answered(run_dir, "no_router")) == 2 and not (run_dir / "no_notes").exists()
     code, _, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--cells", "no_router", *common)
     assert code == 2 and "must include the reference cell 'full'" in err
+
+
+def test_extending_a_question_scoped_ablation_warns_that_the_corpus_changes():
+    from askfirst.cli.ablate_command import rescoped_warning
+    from askfirst.config import load_config
+
+    scoped = load_config(overrides=["data.corpus_scope=questions", "data.limit=10"])
+    assert "re-scoped" in rescoped_warning(scoped, load_config(overrides=["data.corpus_scope=questions", "data.limit=20"]))
+    assert rescoped_warning(scoped, load_config(overrides=["data.corpus_scope=questions", "data.limit=10", "seed=1"])) is None
+    assert rescoped_warning(load_config(overrides=["data.limit=10"]), load_config(overrides=["data.limit=20"])) is None
+    shuffled = [f"data.{o}" for o in ("corpus_scope=questions", "limit=10", "shuffle=true")]
+    assert rescoped_warning(load_config(overrides=shuffled), load_config(overrides=[*shuffled, "seed=1"])) is not None

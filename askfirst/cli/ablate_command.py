@@ -22,6 +22,20 @@ def _saved_grid(grid: Path, cells: list[str] | None) -> str:
     return f"# {grid} run with --cells {','.join(cells)}\n" + yaml.safe_dump(raw, sort_keys=False)
 
 
+def rescoped_warning(saved, resumed) -> str | None:
+    """A warning when a resume changes which questions a question-scoped corpus is built from: the questions
+    already answered saw the old, smaller corpus, so old and new answers are not comparable."""
+    before, after = saved.data, resumed.data
+    def selection(cfg):
+        return cfg.data.limit, cfg.data.questions, cfg.data.shuffle, cfg.data.shuffle and cfg.seed
+
+    if after.corpus_scope != "questions" or selection(saved) == selection(resumed):
+        return None
+    return (f"data.corpus_scope=questions and the question selection changed (limit {before.limit} -> {after.limit}): the corpus "
+            "is re-scoped, so questions answered before this resume saw a different corpus. For a clean comparison start a "
+            "new ablation at the full size and stop it early (--resume continues, --upto N reports on the first N).")
+
+
 def _resumed(run_dir: Path, set_: list[str] | None, cells: list[str] | None):
     """The grid, base config and cell configs an ablation folder saved, with ``--set`` applied on top
     (e.g. ``data.limit=50`` to extend a finished 10-question ablation)."""
@@ -34,6 +48,9 @@ def _resumed(run_dir: Path, set_: list[str] | None, cells: list[str] | None):
     spec = load_spec(grid, only=cells)
     overrides = set_ or []
     base = load_config(run_dir / "config.yaml", overrides=overrides)
+    warning = rescoped_warning(load_config(run_dir / "config.yaml"), base)
+    if warning:
+        progress_console.print(f"[yellow]warning:[/yellow] {warning}")
     configs = {}
     for cell in spec.cells:
         saved = run_dir / cell.name.replace("/", "_") / "config.yaml"
