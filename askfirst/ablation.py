@@ -169,7 +169,7 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
 
 # Per-question scores every comparison row reports, with recall@k (a key no question has is left out of the table).
 COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em")
-# Judged per question (``ambiguity.jsonl``), so compared pairwise too; their means come from ``metrics.json``.
+# Judged per question (``AMBIGUITY_FILE``), so compared pairwise too; their means come from ``metrics.json``.
 JUDGED_PER_QUESTION = ("disambig_f1", "asks_for_info", "judge_mean")
 # Judged over the whole set (HM is a harmonic mean of means), shown unpaired.
 JUDGED = (("mtrag", "HM"),)
@@ -177,12 +177,10 @@ JUDGED = (("mtrag", "HM"),)
 
 def _with_judged(scores: list[dict], cell_dir: Path) -> list[dict]:
     """Each question's scores with its judged ``JUDGED_PER_QUESTION`` scores (None where it was not judged)."""
-    import json
+    from askfirst.datasets.jsonl import read_checkpoint
+    from askfirst.evaluate import AMBIGUITY_FILE
 
-    path = cell_dir / "ambiguity.jsonl"
-    judged = {}
-    if path.is_file():
-        judged = {row["id"]: row for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    judged = read_checkpoint(cell_dir / AMBIGUITY_FILE, key="id")
     return [{**sc, **{key: (judged.get(sc["id"]) or {}).get(key) for key in JUDGED_PER_QUESTION}} for sc in scores]
 
 

@@ -18,6 +18,7 @@ from askfirst.optimizers.scoring import aggregate, per_collection, score_predict
 
 logger = logging.getLogger(__name__)
 PREDICTIONS_FILE = "predictions.jsonl"
+AMBIGUITY_FILE = "ambiguity.jsonl"  # per-question rows of ambiguity_scores
 RANKING_DEPTH = 20  # documents of the full ranking kept per record (Recall@10 needs 10)
 
 
@@ -129,7 +130,7 @@ def ambiguity_scores(examples: list[dspy.Example], records: list[dict], *, extra
     from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
 
     rows = []
-    with (run_dir / "ambiguity.jsonl").open("w", encoding="utf-8") as out:
+    with (run_dir / AMBIGUITY_FILE).open("w", encoding="utf-8") as out:
         for example, rec in zip(examples, records, strict=True):
             row: dict = {}
             pairs = example.get("qa_pairs")

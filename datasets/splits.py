@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 
 import dspy
@@ -50,6 +51,12 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
         return examples
     train, val = split_by_conversation(examples, train_fraction=config.compile.train_fraction, seed=config.seed)
     return train if split == "train" else val
+
+
+def question_selection(config: AskFirstConfig) -> str:
+    """What decides which questions ``configured_questions`` picks (and so a question-scoped corpus), as JSON."""
+    data = config.data
+    return json.dumps([data.questions, data.limit, data.split] + (["shuffle", config.seed] if data.shuffle else []))
 
 
 def configured_corpus(config: AskFirstConfig) -> list[Document]:

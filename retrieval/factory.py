@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.corpus import Document, resolve_corpus_path
-from askfirst.datasets.splits import configured_corpus
+from askfirst.datasets.splits import configured_corpus, question_selection
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport, build_index
@@ -23,8 +22,7 @@ def collection_name(config: AskFirstConfig) -> str:
     data = config.data
     stem = "demo" if data.corpus == "demo" else resolve_corpus_path(data.corpus).stem or "corpus"
     if data.corpus_scope == "questions":  # its own collection, so a full index of the corpus never leaks into it
-        selection = json.dumps([data.questions, data.limit, data.split] + (["shuffle", config.seed] if data.shuffle else []))
-        stem += "_for_" + hashlib.sha1(selection.encode()).hexdigest()[:8]
+        stem += "_for_" + hashlib.sha1(question_selection(config).encode()).hexdigest()[:8]
     return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)
 
 

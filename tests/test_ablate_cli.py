@@ -78,3 +78,4 @@ def test_extending_a_question_scoped_ablation_warns_that_the_corpus_changes():
     assert rescoped_warning(load_config(overrides=["data.limit=10"]), load_config(overrides=["data.limit=20"])) is None
     shuffled = [f"data.{o}" for o in ("corpus_scope=questions", "limit=10", "shuffle=true")]
     assert rescoped_warning(load_config(overrides=shuffled), load_config(overrides=[*shuffled, "seed=1"])) is not None
+    assert rescoped_warning(scoped, load_config(overrides=["data.corpus_scope=questions", "data.limit=10", "data.split=train"]))

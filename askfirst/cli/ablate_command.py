@@ -25,10 +25,9 @@ def _saved_grid(grid: Path, cells: list[str] | None) -> str:
 def rescoped_warning(saved, resumed) -> str | None:
     """A warning when a resume changes which questions a question-scoped corpus is built from: the questions
     already answered saw the old, smaller corpus, so old and new answers are not comparable."""
-    def selection(cfg):
-        return cfg.data.limit, cfg.data.questions, cfg.data.shuffle, cfg.data.shuffle and cfg.seed
+    from askfirst.datasets.splits import question_selection
 
-    if resumed.data.corpus_scope != "questions" or selection(saved) == selection(resumed):
+    if resumed.data.corpus_scope != "questions" or question_selection(saved) == question_selection(resumed):
         return None
     return (f"data.corpus_scope=questions and the question selection changed (limit {saved.data.limit} -> {resumed.data.limit}): the corpus "
             "is re-scoped, so questions answered before this resume saw a different corpus. For a clean comparison start a "
