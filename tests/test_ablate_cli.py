@@ -2,6 +2,9 @@
 ablation resumes (and extends) from its folder without asking an answered question again."""
 
 import json
+import re
+
+from askfirst.config import load_config
 
 from tests.test_compile_cli import fake_lm, run_cli  # noqa: F401 - fixture
 
@@ -66,6 +69,28 @@ def test_cells_runs_part_of_a_grid_and_a_resume_keeps_to_it(monkeypatch, capsys,
     assert len(_answered(run_dir, "no_router")) == 2 and not (run_dir / "no_notes").exists()
     code, _, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--cells", "no_router", *common)
     assert code == 2 and "must include the reference cell 'full'" in err
+
+
+def test_resume_with_cells_adds_a_cell_on_the_same_questions(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID.replace("cells:\n", "cells:\n  no_notes: {program.notes: false}\n"))
+    common = ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
+              "--set", "tracking.enabled=false"]
+    code, out, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--cells", "full,no_router", "--set", "data.limit=2", *common)
+    assert code == 0, err
+    (run_dir,) = tmp_path.glob("ablate-*")
+    code, out, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(run_dir), "--cells", "full,no_notes")
+    assert code == 0, err
+    assert "adding cells no_notes" in err
+    assert "no_notes" in out and not re.search(r"\] +full ", out)  # the new cell answered; full asked nothing again
+    assert _answered(run_dir, "no_notes") == _answered(run_dir, "full")
+    assert load_config(run_dir / "no_notes" / "config.yaml").program.notes is False
+    assert [r["cell"] for r in json.loads((run_dir / "comparison.json").read_text())] == ["no_notes", "full"]
+    calls = fake_lm.calls
+    code, out, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(run_dir))  # grid.yaml now records all three
+    assert code == 0, err
+    assert [r["cell"] for r in json.loads((run_dir / "comparison.json").read_text())] == ["no_notes", "full", "no_router"]
+    assert fake_lm.calls == calls
 
 
 def test_extending_a_question_scoped_ablation_warns_that_the_corpus_changes():

@@ -22,6 +22,21 @@ def _saved_grid(grid: Path, cells: list[str] | None) -> str:
     return f"# {grid} run with --cells {','.join(cells)}\n" + yaml.safe_dump(raw, sort_keys=False)
 
 
+def _widen_saved_grid(grid: Path, added: list[str]) -> None:
+    """Record cells added on a resume in the run folder's ``grid.yaml``, so a later plain ``--resume`` runs them too."""
+    import itertools
+
+    import yaml
+
+    text = grid.read_text(encoding="utf-8")
+    raw = yaml.safe_load(text) or {}
+    if not raw.get("only"):
+        return  # the run already has every cell of its grid
+    header = "".join(itertools.takewhile(lambda line: line.startswith("#"), text.splitlines(keepends=True)))
+    raw["only"] = [*raw["only"], *(name for name in added if name not in raw["only"])]
+    grid.write_text(f"{header}# cells added on resume: {','.join(added)}\n" + yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+
+
 def rescoped_warning(saved, resumed) -> str | None:
     """A warning when a resume changes which questions a question-scoped corpus is built from: the questions
     already answered saw the old, smaller corpus, so old and new answers are not comparable."""
@@ -49,12 +64,19 @@ def _resumed(run_dir: Path, set_: list[str] | None, cells: list[str] | None):
     warning = rescoped_warning(load_config(run_dir / "config.yaml"), base)
     if warning:
         progress_console.print(f"[yellow]warning:[/yellow] {warning}")
-    configs = {}
+    configs, added = {}, []
     for cell in spec.cells:
         saved = run_dir / cell.name.replace("/", "_") / "config.yaml"
-        if not saved.is_file():
+        if saved.is_file():
+            configs[cell.name] = load_config(saved, overrides=overrides)
+        elif cells:  # named with --cells but not run yet: added on the run's base, so it is paired on the same questions and index
+            configs[cell.name] = load_config(run_dir / "config.yaml", overrides=[*cell.overrides, *overrides])
+            added.append(cell.name)
+        else:
             raise ConfigError(f"{saved} is missing: the ablation stopped before its cells were set up; start it again")
-        configs[cell.name] = load_config(saved, overrides=overrides)
+    if added:
+        _widen_saved_grid(grid, added)
+        progress_console.print(f"adding cells {', '.join(added)} to this run: they answer the questions the others already did")
     return spec, base, configs
 
 
@@ -66,7 +88,8 @@ def ablate(
     upto: Annotated[int | None, typer.Option(min=1, help="Stop after the first N questions of the selection (the selection, and so a "
                                                          "question-scoped index, stay as configured): a report on part of a long ablation.")] = None,
     cells: Annotated[str | None, typer.Option(help="Comma-separated cells to run (they must include the reference), e.g. "
-                                                   "urasys,foundation: a cheaper run of a costly grid.")] = None,
+                                                   "urasys,foundation: a cheaper run of a costly grid. With --resume, a cell "
+                                                   "the run has not run yet is added to it.")] = None,
 ) -> None:
     """Run every cell of an ablation grid over one question set; compare each with the reference cell (paired bootstrap 95% CIs).
 
