@@ -95,7 +95,6 @@ def test_resume_with_cells_adds_a_cell_on_the_same_questions(monkeypatch, capsys
 
 def test_extending_a_question_scoped_ablation_warns_that_the_corpus_changes():
     from askfirst.cli.ablate_command import rescoped_warning
-    from askfirst.config import load_config
 
     scoped = load_config(overrides=["data.corpus_scope=questions", "data.limit=10"])
     assert "re-scoped" in rescoped_warning(scoped, load_config(overrides=["data.corpus_scope=questions", "data.limit=20"]))
