@@ -54,11 +54,16 @@ def test_resume_needs_an_ablation_folder(monkeypatch, capsys, tmp_path):
     assert code == 2 and "not an ablation run folder" in err
 
 
-def test_cells_runs_part_of_a_grid_and_a_resume_keeps_to_it(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
+def _three_cell_grid(tmp_path):
+    """GRID with a third cell, and the options that keep a fake-LM ablation small and untracked."""
     grid = tmp_path / "grid.yaml"
     grid.write_text(GRID.replace("cells:\n", "cells:\n  no_notes: {program.notes: false}\n"))
-    common = ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
-              "--set", "tracking.enabled=false"]
+    return grid, ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
+                  "--set", "tracking.enabled=false"]
+
+
+def test_cells_runs_part_of_a_grid_and_a_resume_keeps_to_it(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
+    grid, common = _three_cell_grid(tmp_path)
     code, out, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--cells", "full,no_router", "--set", "data.limit=1", *common)
     assert code == 0, err
     (run_dir,) = tmp_path.glob("ablate-*")
@@ -72,10 +77,7 @@ def test_cells_runs_part_of_a_grid_and_a_resume_keeps_to_it(monkeypatch, capsys,
 
 
 def test_resume_with_cells_adds_a_cell_on_the_same_questions(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
-    grid = tmp_path / "grid.yaml"
-    grid.write_text(GRID.replace("cells:\n", "cells:\n  no_notes: {program.notes: false}\n"))
-    common = ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
-              "--set", "tracking.enabled=false"]
+    grid, common = _three_cell_grid(tmp_path)
     code, out, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--cells", "full,no_router", "--set", "data.limit=2", *common)
     assert code == 0, err
     (run_dir,) = tmp_path.glob("ablate-*")
