@@ -42,9 +42,10 @@ def rescoped_warning(saved, resumed) -> str | None:
     already answered saw the old, smaller corpus, so old and new answers are not comparable."""
     from askfirst.datasets.splits import question_selection
 
-    if resumed.data.corpus_scope != "questions" or question_selection(saved) == question_selection(resumed):
+    before, after = question_selection(saved), question_selection(resumed)
+    if resumed.data.corpus_scope != "questions" or before == after:
         return None
-    return (f"data.corpus_scope=questions and the question selection changed (limit {saved.data.limit} -> {resumed.data.limit}): the corpus "
+    return (f"data.corpus_scope=questions and the question selection changed ({before} -> {after}): the corpus "
             "is re-scoped, so questions answered before this resume saw a different corpus. For a clean comparison start a "
             "new ablation at the full size and stop it early (--resume continues, --upto N reports on the first N).")
 
