@@ -39,6 +39,15 @@ def no_information_message(attempts: int) -> str:
             "information that answers this.")
 
 
+def distinct_categories(categories: list) -> list[str]:
+    """The categories in order with blanks and repeats dropped (the LM lists a category it saw twice twice)."""
+    seen = {}
+    for category in (str(c).strip() for c in categories):
+        if category:
+            seen.setdefault(category.casefold(), category)
+    return list(seen.values())
+
+
 def clarifying_question(categories: list[str]) -> str:
     """Ask which of the categories the evidence revealed the user means, naming only the categories."""
     return f"Your question could be about several things: {'; '.join(categories)}. Which one do you mean?"
@@ -120,7 +129,7 @@ class URASysProgram(dspy.Module):
         state["label"] = ROUTE_TO_LABEL.get(route)
         if route == "idk":
             return self._prediction("idk", no_information_message(state["attempts"]), state, warnings)
-        categories = [str(c) for c in (judged.categories or [])] if judged is not None else []
+        categories = distinct_categories(judged.categories or []) if judged is not None else []
         if route == "clarify" and len(categories) >= 2:
             return self._prediction("clarify", clarifying_question(categories), state, warnings, options=categories)
         evidence = state["evidence"]

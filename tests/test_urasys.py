@@ -105,6 +105,23 @@ def test_broad_question_gets_a_clarification_naming_the_categories():
     assert "tuition; lab fee; registration fee" in pred.answer and pred.answer.endswith("?")
 
 
+def test_clarification_names_each_category_once():
+    script = AGENTS | {"evidence_state": {"question_kind": "broad", "evidence_state": "several_categories",
+                                          "categories": ["space age", "space exploration", "Space exploration ", "", "space age"]}}
+    program, engine = urasys(script)
+    pred = run(program, engine, "What about space?")
+    assert pred.options == ["space age", "space exploration"]
+    assert "space age; space exploration. Which" in pred.answer
+
+
+def test_one_category_named_twice_is_not_offered_as_a_choice():
+    script = AGENTS | {"evidence_state": {"question_kind": "broad", "evidence_state": "several_categories",
+                                          "categories": ["tuition", "Tuition"]}}
+    program, engine = urasys(script)
+    pred = run(program, engine, "How much is the fee?")
+    assert "several things" not in pred.answer and pred.options != ["tuition", "Tuition"]  # one category is no choice
+
+
 def test_insufficient_evidence_is_refined_and_searched_again():
     verdicts = iter([{"question_kind": "vague", "evidence_state": "insufficient", "refined_question": "What is the chemistry lab fee?"},
                      {"question_kind": "specific", "evidence_state": "direct_answer"}])
