@@ -26,7 +26,7 @@ def fake_parts(tmp_path, monkeypatch):
 
 
 def _register(monkeypatch, parts, sha):
-    model = LocalModel("fake", parts, sha, 0, "pip install fake-chunks")
+    model = LocalModel("fake", parts, sha, 0, "1.0")
     monkeypatch.setitem(local_models.REGISTRY, "fake", model)
     return model
 
@@ -59,7 +59,7 @@ def test_refuses_a_tampered_assembled_file(fake_parts, monkeypatch):
 def test_missing_packages_say_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("ASKFIRST_MODEL_DIR", str(tmp_path))
     _register(monkeypatch, (("no_such_chunk_pkg", "x.bin"),), "0" * 64)
-    with pytest.raises(ModelNotFoundError, match="packages not installed: no_such_chunk_pkg.*pip install fake-chunks"):
+    with pytest.raises(ModelNotFoundError, match="packages not installed: no_such_chunk_pkg.*pip install no-such-chunk-pkg==1.0"):
         resolve_local_model("fake")
 
 

@@ -14,8 +14,8 @@ from askfirst.lm.local_models import ModelNotFoundError
 
 pytestmark = pytest.mark.offline_lm
 
-if importlib.util.find_spec("llama_cpp") is None:
-    pytest.skip("llama-cpp-python is not installed (pip install 'askfirst[local]')", allow_module_level=True)
+# No skip when llama-cpp-python or a model is missing: the README's setup installs both, and a skip here once hid
+# a missing install step from CI. Deselect these tests with `pytest -m "not offline_lm"`.
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,14 @@ from askfirst.datasets.corpus import demo_corpus_path
 
 pytestmark = pytest.mark.offline_lm
 
-if importlib.util.find_spec("llama_cpp") is None:
-    pytest.skip("llama-cpp-python is not installed (pip install 'askfirst[local]')", allow_module_level=True)
+# No skip when llama-cpp-python or a model is missing: the README's setup installs both, and a skip here once hid
+# a missing install step from CI. Deselect these tests with `pytest -m "not offline_lm"`.
 
 DOCS = ("fees-lab", "housing-quiet-hours")
 
 
 def test_indexes_demo_documents_with_faqs_and_answers_from_the_faq_collection(tmp_path):
-    from askfirst.augment import FAQ, augmented_collection
+    from askfirst.programs.urasys.index import FAQ, augmented_collection
     from askfirst.retrieval.augmented_index import faq_source_unit
     from askfirst.session import open_session
 

@@ -148,6 +148,32 @@ def serve(
 
 
 @app.command()
+def doctor(config: ConfigOpt = None, set_: SetOpt = None) -> None:
+    """Check what the resolved config needs (LMs and their pins, embeddings, data) and say how to fix what is missing.
+
+    Exit code 1 when `askfirst eval` with this config could not run.
+    """
+    from rich.table import Table
+
+    from askfirst.cli.render import console
+    from askfirst.doctor import diagnose
+
+    checks = diagnose(resolve(config, set_))
+    table = Table(title="askfirst doctor", show_lines=False)
+    for column in ("", "what", "found", "fix"):
+        table.add_column(column, overflow="fold")
+    for c in checks:
+        mark = "ok" if c.ok else ("MISSING" if c.needed else "missing (not needed)")
+        table.add_row(mark, c.what, c.detail, c.fix)
+    console.print(table)
+    blocking = [c for c in checks if c.blocking]
+    if blocking:
+        console.print(f"not ready: {len(blocking)} missing piece(s) stop `askfirst eval` with this config; run the fixes above")
+        raise typer.Exit(1)
+    console.print("ready: `askfirst eval` can run with this config")
+
+
+@app.command()
 def runs(
     config: ConfigOpt = None, set_: SetOpt = None,
     kind: Annotated[str | None, typer.Option(help="Only runs of this kind: eval, compile, ablate, bench-retrieval.")] = None,

@@ -8,9 +8,10 @@ from pathlib import Path
 import dspy
 
 from askfirst.config import AskFirstConfig, LMConfig
-from askfirst.lm.local_models import ModelNotFoundError, resolve_local_model
+from askfirst.lm.local_models import SETUP_HINT, ModelNotFoundError, resolve_local_model
 
 LOCAL_PREFIX = "local/"
+LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"  # as pinned by the `local` extra
 
 
 def build_lm(lm: LMConfig, *, seed: int = 0) -> dspy.LM:
@@ -25,7 +26,7 @@ def build_lm(lm: LMConfig, *, seed: int = 0) -> dspy.LM:
             from askfirst.lm.llama_engine import LlamaCppEngine
             import llama_cpp  # noqa: F401
         except ImportError:
-            raise ModelNotFoundError("the offline LM needs llama-cpp-python: pip install 'askfirst[local]'") from None
+            raise ModelNotFoundError(f"the offline LM needs llama-cpp-python: pip install {LLAMA_CPP_REQUIREMENT} ({SETUP_HINT})") from None
         name = lm.model[len(LOCAL_PREFIX):]
         path, digest = resolve_local_model(name, model_path=lm.model_path, sha256=lm.sha256)
         engine = LlamaCppEngine(path, n_ctx=lm.n_ctx, n_threads=lm.n_threads, seed=seed, max_text_chars=lm.max_text_chars)

