@@ -7,24 +7,27 @@ config is written into each run's folder so the run can be reproduced.
 from __future__ import annotations
 
 import os
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 
 class ConfigError(ValueError):
     """A configuration file or override that cannot be used; the message says what to change."""
 
 
-class _Section(BaseModel):
+class ConfigSection(BaseModel):
+    """A config section: unknown keys are errors, and assignments are validated."""
+
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-class LMConfig(_Section):
+class LMConfig(ConfigSection):
     """Which language model runs every DSPy step."""
 
     model: str = Field("local/qwen2.5-coder-1.5b-instruct", description="'local/<name>' for the offline llama.cpp model, else any litellm model string.")
@@ -42,7 +45,7 @@ class LMConfig(_Section):
     adapter: Literal["json", "chat"] = "json"
 
 
-class RetrieverConfig(_Section):
+class RetrieverConfig(ConfigSection):
     """The hybrid BM25 + dense retriever over Qdrant."""
 
     qdrant_path: str | None = Field(None, description="Folder for Qdrant's embedded local mode; default <runs_dir>/qdrant.")
@@ -56,10 +59,10 @@ class RetrieverConfig(_Section):
     batch_size: int = Field(64, ge=1, description="Passages embedded and written per batch (the unit an interrupted build resumes from).")
 
 
-class ProgramConfig(_Section):
-    """Switches and sizes of the iterative-notes program; every ablation is a change here."""
+class ProgramConfig(ConfigSection):
+    """Which program runs, the limits every program shares, and the iterative-notes program's switches and sizes."""
 
-    kind: Literal["notes_rag", "clarion", "urasys"] = Field("notes_rag", description="Which program: the SemEval iterative-notes program, CLARION, or URASys.")
+    kind: str = Field("notes_rag", description="Which registered program runs (`askfirst programs` lists them): notes_rag, clarion, urasys, r2rag, mafrag, ...")
     iterations: int = Field(3, ge=1, le=10, description="K: rounds of query generation -> retrieval -> notes.")
     queries_per_iteration: int = Field(3, ge=1, le=6)
     notes: bool = Field(True, description="Build notes between iterations; off means queries see only the question.")
@@ -73,48 +76,16 @@ class ProgramConfig(_Section):
     unanswerable_route: Literal["idk", "clarify"] = Field("idk", description="'clarify' reproduces the SemEval system, which asked for clarification on UNANSWERABLE.")
     answer_threshold: float | None = Field(None, ge=0, le=1, description="Probabilistic routing: answer when P(answerable) >= this, else 'I don't know' (tune with `askfirst tune-threshold`).")
 
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, kind: str) -> str:
+        from askfirst.programs.registry import get_spec
 
-class ClarionConfig(_Section):
-    """CLARION: ambiguity planning, then a ReAct acting loop per interpretation (program.kind=clarion)."""
-
-    detection: bool = Field(True, description="Planning agent's ambiguity detection (off: plain ReAct, the paper's 'w/o clarification & detection').")
-    clarification: bool = Field(True, description="Rewrite an ambiguous query into clarified interpretations (off: 'w/o clarification').")
-    decomposition: bool = Field(False, description="Decompose each (clarified) multi-hop reading into ordered single-hop sub-questions that guide its searches.")
-    grounded_planning: bool = Field(True, description="Show the planner the top passages for the question, so readings match what the collection distinguishes (off: the paper's planning from the query alone).")
-    mode: Literal["answer_all", "ask_first"] = Field("answer_all", description="answer_all covers every reading (benchmarks); ask_first returns a clarifying question listing them.")
-    max_iterations: int = Field(5, ge=1, le=20, description="Acting steps; the last one is always ANSWER.")
-    search_k: int = Field(3, ge=1, description="Passages kept per search.")
+        get_spec(kind)  # an unknown kind is an error naming the registered programs
+        return kind
 
 
-class UrasysConfig(_Section):
-    """URASys (program.kind=urasys): two-phase indexing, FAQ + document agents, the manager's just-enough decision.
-
-    Defaults follow the paper and its authors' code (m=5 FAQs per chunk, k=3 paraphrases, 100-1000 character
-    chunks broken at the 80th percentile of sentence distances, T=4 attempts). The four switches are the
-    paper's Table 4 ablations.
-    """
-
-    faq_agent: bool = Field(True, description="Search the FAQ collection (off: 'w/o FAQ agent').")
-    document_agent: bool = Field(True, description="Search the document collection (off: 'w/o document agent').")
-    decomposition: bool = Field(True, description="Split the question into sub-queries (off: 'w/o decomposition').")
-    chunk_and_title: bool = Field(True, description="Documents as rewritten, titled semantic chunks (off: the plain index of the corpus, 'w/o proposed indexing').")
-    max_attempts: int = Field(4, ge=1, le=10, description="T: search-and-judge rounds before saying no information was found.")
-    ask_when_vague: bool = Field(False, description="After T rounds, a question the manager still judges vague gets a clarifying "
-                                 "question (the paper's ask-before-answer) instead of Algorithm 1's 'no information found'.")
-    faq_k: int = Field(5, ge=1, description="FAQ entries per search.")
-    document_k: int = Field(3, ge=1, description="Document chunks per search.")
-    faq_agent_attempts: int = Field(2, ge=1, le=5, description="FAQ agent: searches per sub-query (a few reformulations).")
-    document_agent_attempts: int = Field(3, ge=1, le=8, description="Document agent: searches per sub-query.")
-    faqs_per_chunk: int = Field(5, ge=1, le=8, description="m: FAQ pairs the FAQ Creator writes per chunk.")
-    paraphrases: int = Field(3, ge=0, le=5, description="k: paraphrases the FAQ Expander writes per question (0: no expansion).")
-    chunk_min_chars: int = Field(100, ge=1)
-    chunk_max_chars: int = Field(1000, ge=2)
-    break_percentile: float = Field(80.0, gt=0, lt=100, description="Semantic chunker: break above this percentile of adjacent-sentence distances.")
-    threads: int = Field(4, ge=1, description="dspy.Parallel threads for the agents (a local LM still answers one call at a time).")
-    indexing_lm: LMConfig | None = Field(None, description="LM for the chunk rewriter, title assigner, FAQ creator and expander; default: lm.")
-
-
-class DataConfig(_Section):
+class DataConfig(ConfigSection):
     """What to index and what to ask."""
 
     corpus: str = Field("demo", description="'demo', a named benchmark corpus ('mtrag', 'mtrag:cloud'), a JSONL file ({_id,title,text}) or a folder of .txt/.md files.")
@@ -130,14 +101,14 @@ class DataConfig(_Section):
     shared_data_dir: str | None = Field(None, description="Where ../shared/data lives; ASKFIRST_DATA_DIR overrides.")
 
 
-class EvalConfig(_Section):
+class EvalConfig(ConfigSection):
     """What ``eval`` scores beyond routes, answers and retrieval."""
 
     hm: bool = Field(False, description="Also run MTRAGEval's judges and report RL_F, RB_llm, RB_agg and their IDK-conditioned HM.")
     ambiguity: bool = Field(False, description="Ambiguous questions: Disambig-F1 and the 0-5 LLM-as-judge scores (ASQA, AmbigNQ), and whether a clarification asks for the missing info (URASys ambiguous sets); on judge_lm.")
 
 
-class CompileConfig(_Section):
+class CompileConfig(ConfigSection):
     """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2."""
 
     optimizer: Literal["gepa", "miprov2"] = "gepa"
@@ -153,14 +124,16 @@ class CompileConfig(_Section):
     threads: int = Field(1, ge=1)
 
 
-class TrackingConfig(_Section):
+class TrackingConfig(ConfigSection):
     enabled: bool = True
     tracking_uri: str | None = Field(None, description="Default: MLFLOW_TRACKING_URI, else sqlite under runs_dir.")
     experiment: str = "askfirst"
     traces: bool = Field(True, description="MLflow DSPy autolog: a trace of every program call (modules and LM calls) in the run.")
 
 
-class AskFirstConfig(_Section):
+class BaseConfig(ConfigSection):
+    """The sections every run has; ``AskFirstConfig`` adds each registered program's own section to these."""
+
     runs_dir: str = "runs"
     seed: int = 0
     lm: LMConfig = LMConfig()
@@ -168,8 +141,6 @@ class AskFirstConfig(_Section):
     judge_lm: LMConfig | None = Field(None, description="LM for the MTRAGEval judges (IDK, clarification, faithfulness, rating); default: lm.")
     retriever: RetrieverConfig = RetrieverConfig()
     program: ProgramConfig = ProgramConfig()
-    clarion: ClarionConfig = ClarionConfig()
-    urasys: UrasysConfig = UrasysConfig()
     data: DataConfig = DataConfig()
     eval: EvalConfig = EvalConfig()
     compile: CompileConfig = CompileConfig()
@@ -183,9 +154,30 @@ class AskFirstConfig(_Section):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
 
+@cache
+def _full_config_model() -> type[BaseConfig]:
+    """``BaseConfig`` plus one section per registered program that declares one (``clarion``, ``urasys``, ...)."""
+    from askfirst.programs.registry import specs
+
+    sections = {spec.section: (spec.config_model, Field(default_factory=spec.config_model, description=spec.description))
+                for spec in specs().values() if spec.section and spec.config_model is not None}
+    return create_model("AskFirstConfig", __base__=BaseConfig, __doc__="The whole run configuration.", **sections)
+
+
+if TYPE_CHECKING:
+    AskFirstConfig = BaseConfig  # for type checkers; at run time it is _full_config_model(), with the program sections
+
+
+def __getattr__(name: str):
+    # Built on first use, not at import: the program packages that contribute sections import this module.
+    if name == "AskFirstConfig":
+        return _full_config_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _field_takes_text(dotted: str) -> bool:
     """Whether the field at ``dotted`` is a string field (its override must not be read as a YAML number)."""
-    model: Any = AskFirstConfig
+    model: Any = _full_config_model()
     annotation = None
     for part in dotted.split("."):
         fields = getattr(model, "model_fields", {})
@@ -258,7 +250,7 @@ def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] |
         key, value = item.split("=", 1)
         _set_dotted(tree, key.strip(), _parse_value(key.strip(), value.strip()))
     try:
-        return AskFirstConfig.model_validate(tree)
+        return _full_config_model().model_validate(tree)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, origin + (" + overrides" if overrides else ""))) from None
 

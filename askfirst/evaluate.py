@@ -13,29 +13,20 @@ import dspy
 
 from askfirst.datasets.jsonl import read_checkpoint
 from askfirst.lm.call_counter import counting_lm_calls
-from askfirst.optimizers.retrieval_metrics import unique_in_order
+from askfirst.programs.base import Reply
 from askfirst.optimizers.scoring import aggregate, per_collection, score_prediction
 
 logger = logging.getLogger(__name__)
 PREDICTIONS_FILE = "predictions.jsonl"
 AMBIGUITY_FILE = "ambiguity.jsonl"  # per-question rows of ambiguity_scores
-RANKING_DEPTH = 20  # documents of the full ranking kept per record (Recall@10 needs 10)
 
 
 def prediction_record(example, pred: dspy.Prediction, *, seconds: float, lm_calls: int) -> dict:
-    """The JSON-able record of one answered question (what ``predictions.jsonl`` holds)."""
-    evidence = list(pred.get("evidence") or [])
-    doc_of = {p.passage_id: p.doc_id for p in evidence}
-    citations = list(pred.get("citations") or [])
-    return {
-        "id": example.id, "question": example.conversation[-1]["content"][:2000], "route": pred.route, "answer": pred.answer,
-        "citations": citations, "citations_docs": unique_in_order([doc_of.get(c, c) for c in citations]),
-        "retrieved": [p.passage_id for p in evidence], "retrieved_docs": unique_in_order([p.doc_id for p in evidence]),
-        "ranked_docs": unique_in_order([p.doc_id for p in pred.get("ranking") or evidence])[:RANKING_DEPTH],
-        "label": pred.get("label"), "confidence": pred.get("confidence"), "options": list(pred.get("options") or []),
-        "missing": pred.get("missing") or "", "queries": pred.get("queries") or [], "warnings": list(pred.get("warnings") or []),
-        "seconds": round(seconds, 3), "lm_calls": lm_calls,
-    }
+    """The JSON-able record of one answered question (what ``predictions.jsonl`` holds): the program's
+    :class:`~askfirst.programs.base.Reply` record, with the question, its id and what it cost."""
+    record = Reply.of(pred).to_record()
+    return {"id": example.id, "question": example.conversation[-1]["content"][:2000]} | record | {
+        "seconds": round(seconds, 3), "lm_calls": lm_calls}
 
 
 def failure_record(example, error: Exception, *, seconds: float) -> dict:

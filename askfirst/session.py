@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import dspy
 
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.splits import configured_corpus
 from askfirst.lm.factory import configure_dspy
-from askfirst.programs.factory import build_program
+from askfirst.programs.base import Resources
+from askfirst.programs.registry import build_program, get_spec
+from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.factory import index_corpus, open_retriever, open_store
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport
 from askfirst.retrieval.qdrant_store import PassageStore
-
-if TYPE_CHECKING:
-    from askfirst.augment import AugmentResult
-
 
 @dataclass
 class Session:
@@ -28,7 +26,8 @@ class Session:
     lm: dspy.LM
     program: dspy.Module
     index_report: IndexReport | None
-    augment_result: AugmentResult | None = None  # the URASys index update, for the URASys program
+    augment_result: Any = None  # what the program's prepare_index reported (URASys: its index update)
+    resources: Resources | None = None
 
     def close(self) -> None:
         self.store.close()
@@ -38,22 +37,23 @@ def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=
     """Open the store (bringing the index up to date with the corpus unless told not to), the LM and the program.
 
     The corpus is read and the LM configured before any index work, so bad input or a missing model fails
-    fast, before minutes of embedding. For the URASys program the two-phase index is brought up to date too
-    (``augment_progress(done, total, unit_id)`` reports each chunk).
+    fast, before minutes of embedding. A program that needs more than the plain index (its spec's
+    ``prepare_index``: URASys's two-phase index) has it brought up to date too (``augment_progress(done, total,
+    unit_id)`` reports each chunk).
     """
+    spec = get_spec(config.program.kind)
     docs = configured_corpus(config) if update_index else None
     lm = configure_dspy(config)
     store = open_store(config)
     try:
         report = index_corpus(config, store, docs=docs, progress=progress) if update_index else None
         augmented = None
-        if update_index and config.program.kind == "urasys":
-            from askfirst.augment import augment_index
-
-            augmented = augment_index(config, store, docs=docs, progress=augment_progress)
+        if update_index and spec.prepare_index is not None:
+            augmented = spec.prepare_index(config, store, docs=docs, progress=augment_progress)
         retriever = open_retriever(config, store)
-        program = build_program(config, retriever, store=store)
+        resources = Resources(retriever=retriever, store=store, embedder=get_embedder(config.retriever.embedding_model), lms={"lm": lm})
+        program = build_program(config, resources)
     except BaseException:
         store.close()
         raise
-    return Session(config, store, retriever, lm, program, report, augmented)
+    return Session(config, store, retriever, lm, program, report, augmented, resources)

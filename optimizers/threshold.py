@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.programs.answerability import p_answerable
+from askfirst.programs.common.answerability import p_answerable
 from askfirst.programs.mtrag_judges import aggregate_hm, judge_reply
-from askfirst.programs.routes import IDK_MESSAGE
+from askfirst.programs.common.routes import IDK_MESSAGE
 
 DEFAULT_CANDIDATES = tuple(round(i * 0.05, 2) for i in range(21))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.programs.robust import StepFailed, call_predictor
+from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.signatures.ambiguity_judges import JudgeAsksForInfo, JudgeLongAnswer
 
 CRITERIA = ("relevance", "faithfulness", "informativeness", "correctness")

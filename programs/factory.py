@@ -1,53 +1,23 @@
-"""Build the configured program, with its per-step LMs."""
+"""Build the configured program, and the judges that score it, with their LMs."""
 
 from askfirst.config import AskFirstConfig
 from askfirst.lm.factory import build_lm
 from askfirst.programs.mtrag_judges import MTRAGJudges
-from askfirst.programs.notes_rag import IterativeNotesRAG
 
 
-def build_program(config: AskFirstConfig, retriever, *, store=None):
-    """The configured program (``program.kind``). For the iterative-notes program with ``retrieval_lm`` set,
-    its retrieval-side steps run on that LM (e.g. a small fast model) while classification and answering use ``lm``.
+def build_program(config: AskFirstConfig, resources, *, store=None):
+    """The program ``program.kind`` names (see ``programs/registry.py``), with its per-step LMs.
 
     Args:
-        store: The corpus's ``PassageStore``; URASys opens its FAQ and unit collections beside it.
+        resources: The shared ``Resources``, or a bare retriever (then ``store`` is the corpus's ``PassageStore``,
+            which URASys opens its FAQ and unit collections beside).
     """
-    if config.program.kind == "urasys":
-        return _urasys(config, retriever, store)
-    if config.program.kind == "clarion":
-        from askfirst.programs.clarion import ClarionProgram
+    from askfirst.programs.base import Resources
+    from askfirst.programs.registry import build_program as build
 
-        return ClarionProgram(retriever, config.clarion, config.program, retries=config.lm.parse_retries)
-    program = IterativeNotesRAG(retriever, config.program, retries=config.lm.parse_retries)
-    if config.retrieval_lm is not None:
-        lm = build_lm(config.retrieval_lm, seed=config.seed)
-        program.retrieval.set_lm(lm)
-        if program.reranker is not None:
-            program.reranker.set_lm(lm)
-    return program
-
-
-def _urasys(config: AskFirstConfig, retriever, store):
-    from askfirst.augment import FAQ, UNITS, augmented_collection
-    from askfirst.programs.urasys import URASysProgram
-    from askfirst.retrieval.factory import open_retriever
-
-    if store is None:
-        raise ValueError("the URASys program needs the corpus's store, to open its FAQ and unit collections")
-
-    def search(part: str):
-        found = open_retriever(config, store.sibling(augmented_collection(config, part)))
-        if not len(found):
-            from askfirst.datasets.errors import DataError
-
-            raise DataError(f"the URASys {part} collection of {config.data.corpus!r} is empty; build it with: askfirst index --augment")
-        return lambda query, k: found(query, k)
-
-    u = config.urasys
-    documents = search(UNITS) if u.chunk_and_title else (lambda query, k: retriever(query, k))
-    return URASysProgram(faq_search=search(FAQ) if u.faq_agent else None, document_search=documents if u.document_agent else None,
-                         config=u, program=config.program, retries=config.lm.parse_retries)
+    if not isinstance(resources, Resources):
+        resources = Resources(retriever=resources, store=store)
+    return build(config, resources)
 
 
 def build_judges(config: AskFirstConfig, embedder) -> MTRAGJudges:
@@ -62,7 +32,7 @@ def build_extractor(config: AskFirstConfig):
     import dspy
 
     from askfirst.optimizers.ambiguity_metrics import lm_extractor
-    from askfirst.programs.robust import StepFailed, call_predictor
+    from askfirst.programs.common.robust import StepFailed, call_predictor
     from askfirst.signatures.clarion import ExtractShortAnswer
 
     predictor = dspy.Predict(ExtractShortAnswer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dspy
 
 from askfirst.optimizers.mtrag_formulas import condition, harmonic_mean, rb_agg, rouge_l_f
-from askfirst.programs.robust import StepFailed, call_predictor
+from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.signatures.judges import JudgeAnswerQuality, JudgeClarification, JudgeFaithfulness, JudgeIDK
 
 IDK_SCORE = {"yes": 1.0, "no": 0.0, "partial": 0.5}

@@ -129,7 +129,7 @@ def augment_corpus(docs: list[Document], *, chunker: SemanticChunker, chunk_and_
 
 
 def _process(doc: Document, span, uid: str, key: str, chunk_and_title, ask_and_augment) -> tuple[dict, bool]:
-    from askfirst.programs.robust import StepFailed  # the one failure an LM step reports
+    from askfirst.programs.common.robust import StepFailed  # the one failure an LM step reports
 
     rec = {"unit_id": uid, "key": key, "doc_id": doc.doc_id, "start": span.start, "end": span.end,
            "title": doc.title, "text": span.text, "faqs": []}

@@ -2,9 +2,10 @@
 
 import pytest
 
-from askfirst.config import ClarionConfig, ProgramConfig
+from askfirst.config import ProgramConfig
+from askfirst.programs.clarion.config import ClarionConfig
 from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
-from askfirst.programs.clarion import UNRESOLVED, ClarionProgram
+from askfirst.programs.clarion.program import UNRESOLVED, ClarionProgram
 
 AMBIGUOUS = {"is_ambiguous": True, "ambiguity_type": "semantic", "ambiguous_aspects": ["which fee"], "clarification_needed": "the fee type"}
 CLEAR = {"is_ambiguous": False, "ambiguity_type": "none", "ambiguous_aspects": [], "clarification_needed": ""}

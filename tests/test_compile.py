@@ -10,7 +10,7 @@ from askfirst.datasets.questions import load_questions
 from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import MeanOfMetrics, build_objective
-from askfirst.programs.notes_rag import IterativeNotesRAG
+from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
 SCRIPT = {
     "queries": {"queries": ["tuition fee amount"]},

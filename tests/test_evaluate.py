@@ -104,7 +104,7 @@ def test_demo_gold_passages_exist_in_the_demo_corpus():
 def test_lm_calls_are_counted_per_question(tmp_path, use_dummy_lm, retriever):
     """Every LM call of every step is counted, whichever LM a predictor uses."""
     from askfirst.config import ProgramConfig
-    from askfirst.programs.notes_rag import IterativeNotesRAG
+    from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
     qs = load_questions("demo", limit=1)
     use_dummy_lm([{"queries": ["q"]}, {"answer": "EUR 4,200", "cited_ids": ["fees-lab"]}])

@@ -70,10 +70,34 @@ def test_multi_turn_follow_up_uses_the_history(session):
 
 
 def test_clarion_plans_acts_and_answers_from_its_evidence(session):
-    from askfirst.config import ClarionConfig, ProgramConfig
-    from askfirst.programs.clarion import ClarionProgram
+    from askfirst.config import ProgramConfig
+    from askfirst.programs.clarion.config import ClarionConfig
+    from askfirst.programs.clarion.program import ClarionProgram
 
     program = ClarionProgram(session.retriever, ClarionConfig(max_iterations=3), ProgramConfig(passage_chars=400), retries=1)
     pred = program(conversation="How much is the laboratory fee for a lab course?")
     assert pred.route == "answer" and pred.interpretations, (pred.route, pred.answer, pred.trace)
     assert "85" in pred.answer and any(p.doc_id == "fees-lab" for p in pred.evidence), (pred.answer, pred.trace)
+
+
+def _registered(session, *overrides):
+    """The demo config's LMs with another program, built through the registry on the session's resources."""
+    from askfirst.programs.registry import build_program
+
+    config = load_config(builtin_config_path("demo"), overrides=[f"runs_dir={session.config.runs_dir}", *overrides])
+    return build_program(config, session.resources)
+
+
+def test_r2rag_routes_retrieves_reranks_and_answers_with_a_citation(session):
+    program = _registered(session, "program.kind=r2rag", "r2rag.rerank_candidates=4", "r2rag.variants=2")
+    pred = program(conversation="How much is the laboratory fee for a lab course?")
+    assert pred.stage in ("simple", "complex") and pred.router_reason, pred.toDict()
+    assert pred.route == "answer" and "85" in pred.answer, (pred.answer, pred.stop)
+    assert "fees-lab" in pred.citations and len(pred.relevance) >= 4
+
+
+def test_mafrag_escalates_until_a_phase_accepts(session):
+    program = _registered(session, "program.kind=mafrag", "mafrag.debate_agents=2", "mafrag.debate_rounds=2")
+    pred = program(conversation="How much is the laboratory fee for a lab course?")
+    assert pred.stage in ("vor", "evr", "debate") and "vor" in pred.confidence_by_phase, pred.toDict()
+    assert pred.route == "answer" and "85" in pred.answer and any(p.doc_id == "fees-lab" for p in pred.evidence), pred.answer

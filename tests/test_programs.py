@@ -3,10 +3,10 @@
 import pytest
 
 from askfirst.config import ProgramConfig
-from askfirst.programs.conversation import ConversationError
-from askfirst.programs.notes_rag import IterativeNotesRAG
-from askfirst.programs.reranker import ListwiseReranker
-from askfirst.programs.routes import IDK_MESSAGE
+from askfirst.programs.common.conversation import ConversationError
+from askfirst.programs.notes_rag.program import IterativeNotesRAG
+from askfirst.programs.common.reranker import ListwiseReranker
+from askfirst.programs.common.routes import IDK_MESSAGE
 
 Q = {"queries": ["lab fee amount", "laboratory course fee"]}
 NOTES = {"key_findings": ["Lab fee is EUR 85 [fees-lab]"], "missing_info": ["refund rules"], "search_suggestions": ["lab fee refund"]}

@@ -11,7 +11,7 @@ import uvicorn
 from openai import NotFoundError, OpenAI
 
 from askfirst.config import ProgramConfig
-from askfirst.programs.notes_rag import IterativeNotesRAG
+from askfirst.programs.notes_rag.program import IterativeNotesRAG
 from askfirst.serve.app import Variant, create_app
 
 SCRIPT = {

@@ -6,9 +6,9 @@ import pytest
 
 from askfirst.config import ProgramConfig
 from askfirst.optimizers.threshold import tune_threshold
-from askfirst.programs.answerability import p_answerable, route_for
+from askfirst.programs.common.answerability import p_answerable, route_for
 from askfirst.programs.mtrag_judges import MTRAGJudges
-from askfirst.programs.notes_rag import IterativeNotesRAG
+from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
 
 @pytest.mark.parametrize(("label", "conf", "threshold", "route"), [

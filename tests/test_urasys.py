@@ -5,10 +5,11 @@ import dspy
 import numpy as np
 import pytest
 
-from askfirst.config import ProgramConfig, UrasysConfig
+from askfirst.config import ProgramConfig
+from askfirst.programs.urasys.config import UrasysConfig
 from askfirst.datasets.corpus import Document
-from askfirst.programs.urasys import URASysProgram, manager_route
-from askfirst.programs.urasys_indexing import AskAndAugment, ChunkAndTitle
+from askfirst.programs.urasys.program import URASysProgram, manager_route
+from askfirst.programs.urasys.indexing import AskAndAugment, ChunkAndTitle
 from askfirst.retrieval.augmented_index import augment_corpus, faq_source_unit, read_ledger
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.semantic_chunker import SemanticChunker, sentence_spans
@@ -260,7 +261,7 @@ def test_index_augment_command_builds_both_collections_and_resumes(monkeypatch, 
 
     def index():
         monkeypatch.setattr(sys, "argv", ["askfirst", "index", "--augment", "--corpus", str(corpus), "--set", f"runs_dir={tmp_path}",
-                                          "--set", "urasys.faqs_per_chunk=1", "--set", "urasys.paraphrases=2"])
+                                          "--set", "program.kind=urasys", "--set", "urasys.faqs_per_chunk=1", "--set", "urasys.paraphrases=2"])
         with pytest.raises(SystemExit) as exc:
             main()
         return exc.value.code, capsys.readouterr()

@@ -1,6 +1,5 @@
 """URASys on the real offline LM: index a few demo documents with FAQs, then answer from the FAQ collection."""
 
-import importlib.util
 import json
 
 import dspy

@@ -96,6 +96,8 @@ def ablate(
 
     The cells take the questions in turn, so an interrupted ablation has every cell on the same questions.
     """
+    from dataclasses import replace
+
     from askfirst.ablation import load_spec, run_cells
     from askfirst.cli.render import console, print_comparison
     from askfirst.config import ConfigError, save_resolved
@@ -137,8 +139,10 @@ def ablate(
     texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
 
     def program_for(cfg, cell):
-        retriever = session.retriever if cfg.retriever == base.retriever else open_retriever(cfg, session.store)
-        program = build_program(cfg, retriever, store=session.store)
+        resources = session.resources
+        if cfg.retriever != base.retriever:
+            resources = replace(resources, retriever=open_retriever(cfg, session.store))
+        program = build_program(cfg, resources)
         return load_compiled(program, cell.program_state) if cell.program_state else program
 
     def judge(cfg, result):

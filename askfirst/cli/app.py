@@ -32,14 +32,21 @@ def index(
     config: ConfigOpt = None, set_: SetOpt = None,
     corpus: Annotated[str | None, typer.Option(help="JSONL file or folder of .txt/.md files (default: data.corpus).")] = None,
     prune: Annotated[bool, typer.Option(help="Also delete indexed passages no longer in the corpus.")] = False,
-    augment: Annotated[bool, typer.Option(help="Also build URASys's two-phase index (chunk-and-title units, FAQ collection) with the LM.")] = False,
+    augment: Annotated[bool, typer.Option(help="Also build what the configured program needs beyond the plain index "
+                                                 "(URASys: chunk-and-title units and the FAQ collection, written by the LM).")] = False,
 ) -> None:
     """Build or update the index of a corpus (incremental; an interrupted build resumes)."""
     from askfirst.cli.render import augment_summary, console
+    from askfirst.config import ConfigError
     from askfirst.datasets.splits import configured_corpus
+    from askfirst.programs.registry import get_spec
     from askfirst.retrieval.factory import collection_name, index_corpus, open_store
 
     cfg = resolve(config, set_, [f"data.corpus={corpus}"] if corpus else [])
+    spec = get_spec(cfg.program.kind)
+    if augment and spec.prepare_index is None:
+        raise ConfigError(f"program {spec.name!r} needs no index beyond the plain one; --augment is for programs such as urasys "
+                          "(--config urasys or --set program.kind=urasys)")
     docs = configured_corpus(cfg)  # read (and reject bad input) before opening the store or loading a model
     if augment:
         from askfirst.lm.factory import configure_dspy
@@ -51,9 +58,7 @@ def index(
         console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
                       f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
         if augment:
-            from askfirst.augment import augment_index
-
-            console.print(augment_summary(augment_index(cfg, store, docs=docs, progress=augment_progress)))
+            console.print(augment_summary(spec.prepare_index(cfg, store, docs=docs, progress=augment_progress)))
     finally:
         store.close()
 
@@ -79,7 +84,7 @@ def ask(
     """Answer one question (or the last turn of a conversation), printing the route, the answer and its citations."""
     from askfirst.cli.render import print_reply
     from askfirst.evaluate import prediction_record
-    from askfirst.programs.conversation import ConversationError, to_turns
+    from askfirst.programs.common.conversation import ConversationError, to_turns
     from askfirst.session import open_session
 
     if (question is None) == (conversation is None):
@@ -138,7 +143,7 @@ def serve(
     for path in programs or []:
         run_config = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
         # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM.
-        program = build_program(load_config(run_config) if run_config.is_file() else cfg, session.retriever, store=session.store)
+        program = build_program(load_config(run_config) if run_config.is_file() else cfg, session.resources)
         variants[path.name if path.is_dir() else path.parent.name] = Variant(load_compiled(program, path), session.lm, adapter)
     console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")
     try:

@@ -3,8 +3,9 @@
 from askfirst.config import ConfigError
 from askfirst.datasets.errors import DataError
 from askfirst.lm.local_models import ModelNotFoundError
-from askfirst.programs.conversation import ConversationError
+from askfirst.programs.common.conversation import ConversationError
+from askfirst.programs.registry import UnknownProgramError
 from askfirst.retrieval.embedder import EmbedderError
 from askfirst.retrieval.qdrant_store import StoreError
 
-USER_ERRORS = (ConfigError, DataError, ModelNotFoundError, ConversationError, EmbedderError, StoreError, FileNotFoundError)
+USER_ERRORS = (ConfigError, DataError, ModelNotFoundError, ConversationError, UnknownProgramError, EmbedderError, StoreError, FileNotFoundError)

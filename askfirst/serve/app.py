@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
-from askfirst.programs.conversation import ConversationError, to_turns
+from askfirst.programs.common.conversation import ConversationError, to_turns
 from askfirst.serve.schema import ChatCompletionRequest
 
 MAX_REQUEST_BYTES = 256 * 1024

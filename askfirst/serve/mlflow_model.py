@@ -27,7 +27,7 @@ class AskFirstModel(PythonModel):
         import dspy
 
         from askfirst.evaluate import prediction_record
-        from askfirst.programs.conversation import to_turns
+        from askfirst.programs.common.conversation import to_turns
 
         rows = model_input.to_dict(orient="records") if hasattr(model_input, "to_dict") else list(model_input)
         out = []

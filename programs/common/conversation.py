@@ -65,3 +65,8 @@ def question_and_history(conversation, *, max_question_chars: int, history_turns
         warnings.append(f"question cut from {len(question)} to {max_question_chars} characters")
         question = question[:max_question_chars]
     return question, format_history(turns, max_turns=history_turns), warnings
+
+
+def with_history(question: str, history: str) -> str:
+    """The question with the conversation so far appended, for steps whose Signature has no history field."""
+    return f"{question}\n(Conversation so far:\n{history})" if history else question

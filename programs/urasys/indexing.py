@@ -7,7 +7,7 @@ import logging
 
 import dspy
 
-from askfirst.programs.robust import StepFailed, call_predictor
+from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.signatures.urasys_indexing import AssignTitle, CreateFAQs, ExpandFAQ, RewriteChunk
 
 logger = logging.getLogger(__name__)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.programs.robust import call_predictor
-from askfirst.programs.routes import LABEL_TO_ROUTE
+from askfirst.programs.common.robust import call_predictor
+from askfirst.programs.common.routes import LABEL_TO_ROUTE
 from askfirst.signatures.answerability import ClassifyAnswerability
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.programs.conversation import format_passages
-from askfirst.programs.robust import call_predictor
+from askfirst.programs.common.conversation import format_passages
+from askfirst.programs.common.robust import call_predictor
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.reranking import RerankPassages
 

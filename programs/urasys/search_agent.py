@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import dspy
 
-from askfirst.programs.conversation import format_passages
-from askfirst.programs.robust import StepFailed, call_predictor
+from askfirst.programs.common.conversation import format_passages
+from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.urasys_agents import SearchDocuments, SearchFAQs
 

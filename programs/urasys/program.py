@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.config import ProgramConfig, UrasysConfig
-from askfirst.programs.conversation import format_passages, question_and_history
-from askfirst.programs.responders import Responders
-from askfirst.programs.robust import StepFailed, call_predictor
-from askfirst.programs.routes import ROUTE_TO_LABEL
-from askfirst.programs.search_agent import AgentReport, DocumentSearchAgent, FAQSearchAgent
+from askfirst.config import ProgramConfig
+from askfirst.programs.urasys.config import UrasysConfig
+from askfirst.programs.base import Reply, Resources
+from askfirst.programs.common.conversation import format_passages, question_and_history
+from askfirst.programs.common.responders import Responders
+from askfirst.programs.common.robust import StepFailed, call_predictor
+from askfirst.programs.common.routes import ROUTE_TO_LABEL
+from askfirst.programs.urasys.search_agent import AgentReport, DocumentSearchAgent, FAQSearchAgent
 from askfirst.signatures.urasys_agents import DecomposeQuestion, JudgeEvidence
 
 
@@ -141,10 +143,33 @@ class URASysProgram(dspy.Module):
         return self._prediction(route, reply.answer, state, warnings, citations=reply.citations, missing=reply.missing, options=reply.options)
 
     @staticmethod
-    def _prediction(route, answer, state, warnings, *, citations=(), missing="", options=()) -> dspy.Prediction:
-        return dspy.Prediction(
-            route=route, answer=answer, citations=list(citations), missing=missing, options=list(options),
-            evidence=state["evidence"], ranking=state["evidence"], retrieved_ids=[p.passage_id for p in state["evidence"]],
-            label=state["label"], confidence=None, queries=state["queries"], notes=format_evidence(state["reports"]),
-            warnings=warnings, attempts=state["attempts"],
-        )
+    def _prediction(route, answer, state, warnings, *, citations=(), missing="", options=()) -> Reply:
+        return Reply(route=route, answer=answer, citations=citations, missing=missing, options=options, evidence=state["evidence"],
+                     label=state["label"], queries=state["queries"], warnings=warnings, notes=format_evidence(state["reports"]),
+                     attempts=state["attempts"])
+
+
+def build_urasys(config, resources: Resources) -> URASysProgram:
+    """URASys on the corpus's store: its agents search the unit and FAQ collections ``prepare_index`` built beside it.
+
+    Raises:
+        DataError: A collection the configured agents need is empty (the index was not built).
+    """
+    from askfirst.datasets.errors import DataError
+    from askfirst.programs.urasys.index import FAQ, UNITS, augmented_collection
+    from askfirst.retrieval.factory import open_retriever
+
+    store = resources.store
+    if store is None:
+        raise ValueError("the URASys program needs the corpus's store, to open its FAQ and unit collections")
+
+    def search(part: str):
+        found = open_retriever(config, store.sibling(augmented_collection(config, part)))
+        if not len(found):
+            raise DataError(f"the URASys {part} collection of {config.data.corpus!r} is empty; build it with: askfirst index --augment")
+        return lambda query, k: found(query, k)
+
+    u = config.urasys
+    documents = search(UNITS) if u.chunk_and_title else (lambda query, k: resources.search([query], k))
+    return URASysProgram(faq_search=search(FAQ) if u.faq_agent else None, document_search=documents if u.document_agent else None,
+                         config=u, program=config.program, retries=config.lm.parse_retries)

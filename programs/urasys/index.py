@@ -41,7 +41,7 @@ def augment_index(config: AskFirstConfig, store: PassageStore, *, docs: list[Doc
     Finished chunks are read back from ``runs/urasys/<collection>/ledger.jsonl``; only new or changed chunks
     (or all of them, after a change of LM, m, k or the chunk-and-title switch) go through the LM.
     """
-    from askfirst.programs.urasys_indexing import AskAndAugment, ChunkAndTitle
+    from askfirst.programs.urasys.indexing import AskAndAugment, ChunkAndTitle
 
     u, retries = config.urasys, config.lm.parse_retries
     docs = docs if docs is not None else configured_corpus(config)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.programs.robust import call_predictor
-from askfirst.programs.routes import IDK_MESSAGE
+from askfirst.programs.common.robust import call_predictor
+from askfirst.programs.common.routes import IDK_MESSAGE
 from askfirst.signatures.responders import ClarificationRequest, CompleteAnswer, PartialAnswer
 
 

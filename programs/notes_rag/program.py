@@ -5,17 +5,14 @@ from __future__ import annotations
 import dspy
 
 from askfirst.config import ProgramConfig
-from askfirst.programs.answerability import AnswerabilityRouter
-from askfirst.programs.conversation import format_passages, question_and_history
-from askfirst.programs.iterative_retrieval import IterativeRetrieval
-from askfirst.programs.reranker import ListwiseReranker
-from askfirst.programs.responders import Responders
-from askfirst.programs.robust import StepFailed
+from askfirst.programs.base import Reply, Resources
+from askfirst.programs.common.answerability import AnswerabilityRouter
+from askfirst.programs.common.conversation import format_passages, question_and_history, with_history
+from askfirst.programs.notes_rag.iterative_retrieval import IterativeRetrieval
+from askfirst.programs.common.reranker import ListwiseReranker
+from askfirst.programs.common.responders import Responders
+from askfirst.programs.common.robust import StepFailed
 from askfirst.retrieval.chunking import Passage
-
-
-def _with_context(question: str, history: str) -> str:
-    return f"{question}\n(Conversation so far:\n{history})" if history else question
 
 
 class IterativeNotesRAG(dspy.Module):
@@ -25,15 +22,15 @@ class IterativeNotesRAG(dspy.Module):
     switched without code changes, which is what an ablation grid varies.
 
     Args:
-        retriever: Has ``search_many(queries, k) -> list[Hit]`` (the hybrid retriever).
+        resources: The shared :class:`Resources` (or a bare retriever with ``search_many(queries, k) -> list[Hit]``).
         config: The program section of the run configuration.
         retries: Extra attempts per step when an LM reply cannot be parsed.
     """
 
-    def __init__(self, retriever, config: ProgramConfig, *, retries: int = 2):
+    def __init__(self, resources, config: ProgramConfig, *, retries: int = 2):
         super().__init__()
         self.config = config
-        self._retriever = retriever
+        self.resources = Resources.of(resources)
         self.retrieval = IterativeRetrieval(
             self._search, iterations=config.iterations, queries_per_iteration=config.queries_per_iteration,
             notes=config.notes, per_round_k=config.rerank_candidates, passage_chars=config.passage_chars, retries=retries,
@@ -44,7 +41,7 @@ class IterativeNotesRAG(dspy.Module):
         self.responders = Responders(retries=retries)
 
     def _search(self, queries: list[str], k: int) -> list[Passage]:
-        return [h.passage for h in self._retriever.search_many(queries, k)]
+        return self.resources.search(queries, k)
 
     def _inputs(self, conversation) -> tuple[str, str, list[str]]:
         """The question (cut to ``max_question_chars``), the formatted history, and warnings about the cut."""
@@ -73,7 +70,7 @@ class IterativeNotesRAG(dspy.Module):
         state["queries"], state["notes"] = found.queries, found.notes
         candidates = found.passages[: self.config.rerank_candidates]
         if self.reranker is not None and candidates:
-            candidates = self.reranker(question=_with_context(question, history), passages=candidates).passages
+            candidates = self.reranker(question=with_history(question, history), passages=candidates).passages
         evidence = candidates[: self.config.evidence_k]
         shown = {p.passage_id for p in candidates}
         # The whole ranking (re-ranked head, then the fused tail) is what Recall@10 / nDCG@5 are scored on.
@@ -89,9 +86,7 @@ class IterativeNotesRAG(dspy.Module):
                                 citations=reply.citations, missing=reply.missing, options=reply.options)
 
     @staticmethod
-    def _prediction(*, route, answer, state, warnings, citations=(), missing="", options=()) -> dspy.Prediction:
-        return dspy.Prediction(
-            route=route, answer=answer, citations=list(citations), missing=missing, options=list(options),
-            evidence=state["evidence"], ranking=state["ranking"], retrieved_ids=[p.passage_id for p in state["evidence"]],
-            label=state["label"], confidence=state["confidence"], queries=state["queries"], notes=state["notes"], warnings=warnings,
-        )
+    def _prediction(*, route, answer, state, warnings, citations=(), missing="", options=()) -> Reply:
+        return Reply(route=route, answer=answer, citations=citations, missing=missing, options=options, evidence=state["evidence"],
+                     ranking=state["ranking"], label=state["label"], confidence=state["confidence"], queries=state["queries"],
+                     warnings=warnings, notes=state["notes"])

@@ -1,0 +1,1 @@
+"""Steps several programs share: responders, answerability routing, re-ranking, retries, conversations, routes."""

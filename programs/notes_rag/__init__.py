@@ -1,0 +1,16 @@
+"""The SemEval-2026 Task 8 iterative-notes program (``program.kind=notes_rag``), configured by ``program``."""
+
+from askfirst.programs.base import ProgramSpec
+
+
+def _build(config, resources, registry):
+    from askfirst.programs.notes_rag.program import IterativeNotesRAG
+
+    return IterativeNotesRAG(resources, config.program, retries=config.lm.parse_retries)
+
+
+SPEC = ProgramSpec(
+    name="notes_rag", build=_build,
+    description="SemEval-2026 Task 8: query generator <-> notes builder for K rounds, hybrid retrieval, re-ranker, answerability router",
+    lm_roles={"retrieval_lm": ("retrieval.", "reranker.")},
+)
