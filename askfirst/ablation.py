@@ -168,7 +168,8 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
 
 
 # Per-question scores every comparison row reports, with recall@k (a key no question has is left out of the table).
-COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em")
+COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em",
+            "ranking_recall@10", "ranking_ndcg@5", "evidence_f1")
 # Judged per question (``AMBIGUITY_FILE``), so compared pairwise too; their means come from ``metrics.json``.
 JUDGED_PER_QUESTION = ("disambig_f1", "asks_for_info", "judge_mean")
 # Judged over the whole set (HM is a harmonic mean of means), shown unpaired.
@@ -202,6 +203,10 @@ def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...],
         for section, key in JUDGED:
             if (res.summary.get(section) or {}).get(key) is not None:
                 row[key] = res.summary[section][key]
+        for route, sub in (res.summary.get("per_route") or {}).items():  # per expected route, unpaired
+            row[f"route_accuracy.{route}"] = sub["route_accuracy"]
+        if res.summary.get("stage_shares"):
+            row["stages"] = res.summary["stage_shares"]
         row["seconds_per_question"] = res.summary.get("seconds_per_question")
         row["lm_calls_per_question"] = res.summary.get("lm_calls_per_question")
         rows.append(row)

@@ -12,4 +12,4 @@ DEFAULT_SHARED_DATA = Path("..") / "shared" / "data"
 
 def shared_data_dir(configured: str | None = None) -> Path:
     """``ASKFIRST_DATA_DIR``, else the configured ``data.shared_data_dir``, else ``../shared/data`` from the working directory."""
-    return Path(os.environ.get("ASKFIRST_DATA_DIR") or configured or DEFAULT_SHARED_DATA).expanduser().absolute()
+    return Path(os.environ.get("ASKFIRST_DATA_DIR") or configured or DEFAULT_SHARED_DATA).expanduser().resolve()

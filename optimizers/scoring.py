@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from askfirst.optimizers.ambiguity_metrics import str_em
 from askfirst.optimizers.answer_metrics import best_token_f1, contains_any, exact_match
 from askfirst.optimizers.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
-from askfirst.programs.routes import LABEL_TO_ROUTE, ROUTES
+from askfirst.programs.common.routes import LABEL_TO_ROUTE, ROUTES
 
 
 def expected_route(example) -> str:
@@ -61,8 +61,22 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
         "clarification_hit": any(o in reply for o in options) if options and route == "clarify" else None,
         # ASQA / AmbigNQ: the share of interpretations whose short answer the (long) answer contains.
         "str_em": str_em(prediction["answer"], [aliases for _, aliases in example.get("qa_pairs")]) if example.get("qa_pairs") else None,
+        **_evidence_prf(docs, qrels),
+        # The program's own stage, where it reports one (R2RAG's path, MAF-RAG's answering phase); shares in aggregate().
+        "stage": (prediction.get("extras") or {}).get("stage"),
         "failed": route == "error",
     }
+
+
+def _evidence_prf(docs: list[str], qrels: dict) -> dict:
+    """Precision, recall and F1 of the evidence documents as a set against the relevant ones (MAF-RAG's measure)."""
+    relevant = {d for d, grade in qrels.items() if grade > 0}
+    if not relevant:
+        return {"evidence_precision": None, "evidence_recall": None, "evidence_f1": None}
+    hits = len(set(docs) & relevant)
+    precision, recall = (hits / len(set(docs)) if docs else 0.0), hits / len(relevant)
+    f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+    return {"evidence_precision": precision, "evidence_recall": recall, "evidence_f1": f1}
 
 
 def _mean(values) -> float | None:
@@ -72,9 +86,12 @@ def _mean(values) -> float | None:
 
 def aggregate(rows: list[dict]) -> dict:
     """Means over questions (a metric skips questions where it is ``None``) plus per-route and confusion tables."""
-    keys = [k for k in rows[0] if k not in ("route", "expected_route")] if rows else []
+    keys = [k for k in rows[0] if k not in ("route", "expected_route", "stage")] if rows else []
     summary = {k: _mean(r[k] for r in rows) for k in keys}
     summary["n"] = len(rows)
+    stages = Counter(r["stage"] for r in rows if r.get("stage"))
+    if stages:
+        summary["stage_shares"] = {stage: count / len(rows) for stage, count in sorted(stages.items())}
     per_route = {}
     for route in ROUTES:
         sub = [r for r in rows if r["expected_route"] == route]

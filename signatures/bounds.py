@@ -31,6 +31,7 @@ QueryList = _bounded_list("QueryList", max_items=4, max_chars=160)
 NoteList = _bounded_list("NoteList", max_items=3, max_chars=160)
 IdList = _bounded_list("IdList", max_items=10, max_chars=80)
 OptionList = _bounded_list("OptionList", max_items=6, max_chars=160)
+OneQuery = _bounded_list("OneQuery", max_items=1, max_chars=160)  # zero or one search query
 
 
 def _bounded_pairs(name: str, *, max_items: int, max_chars: int) -> type:

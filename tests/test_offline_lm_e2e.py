@@ -3,7 +3,6 @@
 Slow (a few minutes on 2 CPU cores): the one place the whole stack runs for real, with no stand-ins.
 """
 
-import importlib.util
 
 import dspy
 import pytest

@@ -42,3 +42,18 @@ def test_aggregate_tables():
     assert summary["n"] == 3 and summary["outcome_correct"] == 1 / 3 and summary["failed"] == 1 / 3
     assert summary["per_route"]["answer"] == {"n": 2, "route_accuracy": 0.5, "outcome_accuracy": 0.5}
     assert summary["confusion"] == {"answer": {"answer": 1, "idk": 1}, "idk": {"error": 1}}
+
+
+def test_evidence_precision_recall_f1_and_stage_shares():
+    import dspy
+
+    from askfirst.optimizers.scoring import aggregate, score_prediction
+
+    example = dspy.Example(answerability="ANSWERABLE", gold_answers=[], qrels={"a": 1, "b": 1, "z": 0})
+    pred = {"route": "answer", "answer": "x", "retrieved_docs": ["a", "c", "d", "z"], "extras": {"stage": "evr"}}
+    row = score_prediction(example, pred)
+    assert (row["evidence_precision"], row["evidence_recall"]) == (0.25, 0.5) and abs(row["evidence_f1"] - 1 / 3) < 1e-9
+    other = score_prediction(example, {"route": "idk", "answer": "", "retrieved_docs": [], "extras": {"stage": "none"}})
+    assert other["evidence_f1"] == 0.0
+    summary = aggregate([row, other, score_prediction(example, pred)])
+    assert summary["stage_shares"] == {"evr": 2 / 3, "none": 1 / 3} and "stage" not in summary

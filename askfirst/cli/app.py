@@ -152,6 +152,23 @@ def serve(
         session.close()
 
 
+@app.command("programs")
+def list_programs() -> None:
+    """List the registered programs (program.kind), their config sections and the LM roles of their steps."""
+    from rich.table import Table
+
+    from askfirst.cli.render import console
+    from askfirst.programs.registry import specs
+
+    table = Table(title="registered programs")
+    for column in ("program.kind", "section", "retrieval_lm runs", "description"):
+        table.add_column(column, overflow="fold")
+    for spec in specs().values():
+        roles = ", ".join(p.rstrip(".") for p in spec.lm_roles.get("retrieval_lm", ())) or "-"
+        table.add_row(spec.name, spec.section or "program", roles, spec.description)
+    console.print(table)
+
+
 @app.command()
 def doctor(config: ConfigOpt = None, set_: SetOpt = None) -> None:
     """Check what the resolved config needs (LMs and their pins, embeddings, data) and say how to fix what is missing.
@@ -169,7 +186,7 @@ def doctor(config: ConfigOpt = None, set_: SetOpt = None) -> None:
         table.add_column(column, overflow="fold")
     for c in checks:
         mark = "ok" if c.ok else ("MISSING" if c.needed else "missing (not needed)")
-        table.add_row(mark, c.what, c.detail, c.fix)
+        table.add_row(mark, c.what, c.detail, "" if c.ok else c.fix)
     console.print(table)
     blocking = [c for c in checks if c.blocking]
     if blocking:

@@ -30,6 +30,8 @@ def augment_summary(out) -> str:
 
 
 def _fmt(v) -> str:
+    if isinstance(v, dict):  # shares, e.g. of the stage that answered
+        return ", ".join(f"{k} {_fmt(x)}" for k, x in v.items())
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
