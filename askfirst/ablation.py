@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from askfirst.config import ConfigError
+from askfirst.run_dir import write_atomic
 
 _GRID_KEYS = {"base", "questions", "limit", "reference", "cells", "grid", "only"}
 
@@ -151,7 +152,8 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
         for cell in spec.cells:
             report = None if on_question is None else (lambda i, _, rec, name=cell.name: on_question(name, i, len(examples), rec))
             with dspy.context(lm=lms[cell.name]):
-                last[cell.name] = run_eval(programs[cell.name], examples[:end], run_dir=cell_dirs[cell.name], k=k, on_question=report)
+                last[cell.name] = run_eval(programs[cell.name], examples[:end], run_dir=cell_dirs[cell.name], k=k, on_question=report,
+                                             retry_errors=configs[cell.name].eval.retry_errors)
     results = []
     for cell in spec.cells:
         result = last[cell.name]
@@ -162,7 +164,7 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
             child.log_metrics({key: v for key, v in result.summary.items() if isinstance(v, int | float)})
         results.append(CellResult(cell, _with_judged(result.scores, cell_dirs[cell.name]), result.summary))
     rows = compare(results, spec.reference, keys=(*COMPARED, f"recall@{k}", *JUDGED_PER_QUESTION), seed=configs[spec.reference].seed)
-    (run_dir / "comparison.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    write_atomic(run_dir / "comparison.json", json.dumps(rows, indent=2))
     tracker.log_artifact(run_dir / "comparison.json")
     return rows
 

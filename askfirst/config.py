@@ -105,6 +105,7 @@ class EvalConfig(ConfigSection):
     """What ``eval`` scores beyond routes, answers and retrieval."""
 
     hm: bool = Field(False, description="Also run MTRAGEval's judges and report RL_F, RB_llm, RB_agg and their IDK-conditioned HM.")
+    retry_errors: bool = Field(True, description="On --resume, ask again the questions whose record is a failure (route 'error', often transient); false keeps them.")
     ambiguity: bool = Field(False, description="Ambiguous questions: Disambig-F1 and the 0-5 LLM-as-judge scores (ASQA, AmbigNQ), and whether a clarification asks for the missing info (URASys ambiguous sets); on judge_lm.")
 
 
@@ -262,7 +263,6 @@ def builtin_config_path(name: str) -> Path:
 
 def save_resolved(config: AskFirstConfig, run_dir: Path) -> Path:
     """Write the fully resolved config next to a run's outputs, for reproduction."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    out = run_dir / "config.yaml"
-    out.write_text(config.to_yaml(), encoding="utf-8")
-    return out
+    from askfirst.run_dir import write_atomic
+
+    return write_atomic(run_dir / "config.yaml", config.to_yaml())

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import dspy
 
-from askfirst.datasets.jsonl import read_checkpoint
+from askfirst.datasets.jsonl import append_record, read_checkpoint
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.programs.base import Reply
+from askfirst.run_dir import write_atomic
 from askfirst.optimizers.scoring import aggregate, per_collection, score_prediction
 
 logger = logging.getLogger(__name__)
@@ -49,17 +50,18 @@ class EvalResult:
 
 
 def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Path, k: int = 5,
-             on_question: Callable[[int, int, dict], None] | None = None) -> EvalResult:
+             on_question: Callable[[int, int, dict], None] | None = None, retry_errors: bool = True) -> EvalResult:
     """Answer every example, appending each record to ``run_dir/predictions.jsonl`` as soon as it is done.
 
-    Questions already in that file are not asked again, so an interrupted run resumes where it stopped.
-    An error in one question is recorded as that question's failure and the run goes on.
+    Questions already in that file are not asked again, so an interrupted run resumes where it stopped;
+    with ``retry_errors`` a question whose record is a failure (route ``error``, often transient) is asked
+    again. An error in one question is recorded as that question's failure and the run goes on.
     """
     out_path = run_dir / PREDICTIONS_FILE
     done = read_finished(out_path)
     with out_path.open("a", encoding="utf-8") as out, counting_lm_calls() as counter:
         for i, example in enumerate(examples, start=1):
-            if example.id in done:
+            if example.id in done and not (retry_errors and done[example.id]["route"] == "error"):
                 continue
             start, calls_before = time.perf_counter(), counter.count
             try:
@@ -68,8 +70,7 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
             except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
                 logger.warning("question %s failed: %s", example.id, exc)
                 rec = failure_record(example, exc, seconds=time.perf_counter() - start)
-            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            out.flush()
+            append_record(out, rec)
             done[example.id] = rec
             if on_question:
                 on_question(i, len(examples), rec)
@@ -80,27 +81,40 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
     summary |= per_collection(scores)
     summary["seconds_per_question"] = sum(r["seconds"] for r in records) / len(records)
     summary["lm_calls_per_question"] = sum(r["lm_calls"] for r in records) / len(records)
-    (run_dir / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores), encoding="utf-8")
-    (run_dir / "metrics.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    write_atomic(run_dir / "scores.jsonl", "".join(json.dumps(s) + "\n" for s in scores))
+    write_atomic(run_dir / "metrics.json", json.dumps(summary, indent=2))
     return EvalResult(records, scores, summary, run_dir)
 
 
 def judge_records(examples: list[dspy.Example], records: list[dict], judges, passage_text: dict[str, str], *, run_dir: Path) -> dict:
-    """Run MTRAGEval's judges over finished records; per-question results go to ``hm.jsonl``.
+    """Run MTRAGEval's judges over finished records; per-question results go to ``hm.jsonl`` as each is judged.
+
+    Questions already judged there are not judged again (an interrupted judging resumes); a question whose
+    judging fails is recorded with its error, left out of the means (``n_judge_failed``) and retried on resume.
 
     Returns:
         Means of the conditioned RL_F, RB_llm, RB_agg, their harmonic mean ``HM`` and the IDK rate.
     """
     from askfirst.programs.mtrag_judges import aggregate_hm, judge_reply
 
-    rows = []
-    with (run_dir / "hm.jsonl").open("w", encoding="utf-8") as out:
+    path = run_dir / "hm.jsonl"
+    done = read_checkpoint(path, key="id")
+    with path.open("a", encoding="utf-8") as out:
         for example, rec in zip(examples, records, strict=True):
-            row = judge_reply(judges, example, rec["answer"], [passage_text[p] for p in rec["retrieved"] if p in passage_text])
-            rows.append(row)
-            out.write(json.dumps({"id": example.id, "idk": row.idk, "clarification": row.clarification, "raw": row.raw,
-                                  "conditioned": row.conditioned, "hm": row.hm}) + "\n")
-    return aggregate_hm(rows)
+            if example.id in done and "error" not in done[example.id]:
+                continue
+            try:
+                row = judge_reply(judges, example, rec["answer"], [passage_text[p] for p in rec["retrieved"] if p in passage_text])
+                line = {"id": example.id, "idk": row.idk, "clarification": row.clarification, "raw": row.raw,
+                        "conditioned": row.conditioned, "hm": row.hm}
+            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the judging
+                logger.warning("judging %s failed: %s", example.id, exc)
+                line = {"id": example.id, "error": f"{type(exc).__name__}: {exc}"}
+            append_record(out, line)
+            done[example.id] = line
+    rows = [done[e.id] for e in examples if e.id in done and "error" not in done[e.id]]
+    summary = aggregate_hm([dspy.Prediction(**r) for r in rows]) if rows else {"HM": None}
+    return summary | {"n_judge_failed": len(examples) - len(rows)}
 
 
 def ambiguity_scores(examples: list[dspy.Example], records: list[dict], *, extract=None, judges=None,
@@ -118,31 +132,48 @@ def ambiguity_scores(examples: list[dspy.Example], records: list[dict], *, extra
     Returns:
         Means over the questions each score applies to, with their counts.
     """
-    from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
-
-    rows = []
-    with (run_dir / AMBIGUITY_FILE).open("w", encoding="utf-8") as out:
+    path = run_dir / AMBIGUITY_FILE
+    done = read_checkpoint(path, key="id")
+    rows, failed = [], 0
+    with path.open("a", encoding="utf-8") as out:
         for example, rec in zip(examples, records, strict=True):
-            row: dict = {}
-            pairs = example.get("qa_pairs")
-            if pairs:
-                row["str_em"] = str_em(rec["answer"], [a for _, a in pairs])
-                if extract is not None:
-                    row["disambig_f1"] = disambig_f1(rec["answer"], pairs, extract)
-                if judges is not None:
-                    texts = [(passage_text or {}).get(p, "") for p in rec.get("retrieved") or []]
-                    row |= judges.long_answer(question=example.conversation[-1]["content"], qa_pairs=pairs, passages=texts, answer=rec["answer"])
-            if str(example.get("kind", "")).endswith("_ambiguous") and example.get("clarification_options") and judges is not None:
-                asks = rec["route"] == "clarify" and judges.asks_for_info(
-                    question=example.conversation[-1]["content"], info=example.clarification_options, reply=rec["answer"])
-                row["asks_for_info"] = None if asks is None else float(asks)
+            if example.id in done and "error" not in done[example.id]:  # judged before an interruption
+                rows.append({k: v for k, v in done[example.id].items() if k != "id"})
+                continue
+            try:
+                row = _ambiguity_row(example, rec, extract=extract, judges=judges, passage_text=passage_text)
+            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the scoring
+                logger.warning("scoring %s failed: %s", example.id, exc)
+                append_record(out, {"id": example.id, "error": f"{type(exc).__name__}: {exc}"})
+                failed += 1
+                continue
             if row:
                 rows.append(row)
-                out.write(json.dumps({"id": example.id} | row) + "\n")
+                append_record(out, {"id": example.id} | row)
     keys = sorted({k for r in rows for k in r})
-    summary = {}
+    summary: dict = {"n_judge_failed": failed} if failed else {}
     for key in keys:
         values = [r[key] for r in rows if r.get(key) is not None]
         summary[key] = sum(values) / len(values) if values else None
         summary[f"n_{key}"] = len(values)
     return summary
+
+
+def _ambiguity_row(example, rec: dict, *, extract, judges, passage_text) -> dict:
+    """One question's ambiguity scores (empty when none applies to it)."""
+    from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
+
+    row: dict = {}
+    pairs = example.get("qa_pairs")
+    if pairs:
+        row["str_em"] = str_em(rec["answer"], [a for _, a in pairs])
+        if extract is not None:
+            row["disambig_f1"] = disambig_f1(rec["answer"], pairs, extract)
+        if judges is not None:
+            texts = [(passage_text or {}).get(p, "") for p in rec.get("retrieved") or []]
+            row |= judges.long_answer(question=example.conversation[-1]["content"], qa_pairs=pairs, passages=texts, answer=rec["answer"])
+    if str(example.get("kind", "")).endswith("_ambiguous") and example.get("clarification_options") and judges is not None:
+        asks = rec["route"] == "clarify" and judges.asks_for_info(
+            question=example.conversation[-1]["content"], info=example.clarification_options, reply=rec["answer"])
+        row["asks_for_info"] = None if asks is None else float(asks)
+    return row

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 
 from askfirst.config import AskFirstConfig
+from askfirst.run_dir import write_atomic
 
 HM_NOTE = "judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg uses MiniLM cosine as a stand-in for BERTScore)"
 AMBIGUITY_NOTE = ("scoring ambiguous questions on the judge LM: Disambig-F1 (its short answers extracted by the LM, standing in "
@@ -43,5 +44,5 @@ def judge_result(cfg: AskFirstConfig, examples: list, result, *, embedder, passa
                                                        run_dir=result.run_dir)
         flat |= {f"ambiguity.{k}": v for k, v in result.summary["ambiguity"].items()}
     if flat:  # metrics.json was written before judging
-        (result.run_dir / "metrics.json").write_text(json.dumps(result.summary, indent=2), encoding="utf-8")
+        write_atomic(result.run_dir / "metrics.json", json.dumps(result.summary, indent=2))
     return {k: v for k, v in flat.items() if isinstance(v, int | float)}

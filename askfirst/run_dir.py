@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 import time
 from pathlib import Path
 
@@ -14,3 +16,17 @@ def new_run_dir(config: AskFirstConfig, kind: str) -> Path:
     run_dir = config.runs_path / f"{kind}-{stamp}-{secrets.token_hex(3)}"
     save_resolved(config, run_dir)
     return run_dir
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so the file is never seen half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from askfirst.datasets.errors import DataError
+
+logger = logging.getLogger(__name__)
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
@@ -32,22 +36,42 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
 
 
 def read_checkpoint(path: str | Path, *, key: str) -> dict[str, dict]:
-    """Records of an append-only progress file (predictions, an index ledger) by ``record[key]``; the last wins.
+    """Records of an append-only progress file (predictions, an index ledger, judged rows) by ``record[key]``;
+    the last wins.
 
-    A missing file is an empty checkpoint, and a line cut short by an interruption is skipped, so that item
-    is simply done again.
+    A missing file is an empty checkpoint. A last line cut short by an interruption (no newline; possibly
+    inside a multi-byte character) is cut off the file, so the next append starts a clean line and the file
+    stays valid JSONL; that item is simply done again. A complete line that does not parse is skipped with a
+    warning naming its file and line.
     """
-    done: dict[str, dict] = {}
     p = Path(path)
-    if p.is_file():
-        for line in p.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec, dict) and key in rec:
-                done[rec[key]] = rec
+    if not p.is_file():
+        return {}
+    data = p.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        logger.warning("%s: dropping a last line cut short by an interruption (%d bytes); that item is done again", p, len(data) - end)
+        with p.open("r+b") as handle:
+            handle.truncate(end)
+        data = data[:end]
+    done: dict[str, dict] = {}
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            logger.warning("%s:%d: skipping a malformed line (%s)", p, number, exc)
+            continue
+        if isinstance(rec, dict) and key in rec:
+            done[rec[key]] = rec
     return done
+
+
+def append_record(handle: IO[str], record: dict) -> None:
+    """Append one record as one line and flush it, so a finished item survives an interruption."""
+    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    handle.flush()
 
 
 def read_json(path: str | Path, *, what: str = "file") -> object:

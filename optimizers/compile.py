@@ -12,6 +12,7 @@ from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import build_objective
+from askfirst.optimizers.program_state import read_program_state
 
 PROGRAM_FILE = "program.json"
 
@@ -56,15 +57,12 @@ def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
     return path
 
 
-def _without_lms(state: dict) -> dict:
-    return {name: ({**part, "lm": None} if isinstance(part, dict) and "lm" in part else part) for name, part in state.items()}
-
-
 def program_state_path(path: str | Path) -> Path:
-    """The state JSON a path names (a compile run folder or the file itself), checked before anything is loaded.
+    """The state JSON a path names (a compile run folder or the file itself), checked before anything is loaded
+    (so a bad file fails before any index or model work; ``load_compiled`` checks it against the program).
 
     Raises:
-        DataError: Not a ``.json`` file (pickle is never loaded), or missing.
+        DataError: Not a ``.json`` file (pickle is never loaded), missing, or not an object of predictor states.
     """
     path = Path(path)
     if path.is_dir():
@@ -73,17 +71,27 @@ def program_state_path(path: str | Path) -> Path:
         raise DataError(f"{path}: only DSPy state JSON is loaded (no pickle)")
     if not path.is_file():
         raise DataError(f"compiled program not found: {path}")
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a compiled program's state JSON ({exc})") from None
+    if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
+        raise DataError(f"{path}: a compiled program's state is a JSON object of predictor states")
     return path
 
 
 def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:
     """Load compiled state (JSON) into a program built from the same config.
 
-    Only instructions and demos are taken from the file; each step keeps the LM its config gave it.
+    Only instructions and demos are taken from the file, checked against the program's own predictors
+    (``optimizers/program_state.py``); each step keeps the LM its config gave it.
+
+    Raises:
+        ProgramStateError: The file holds anything else, or does not fit the program.
     """
-    state = json.loads(program_state_path(path).read_text(encoding="utf-8"))
-    lms = {name: predictor.lm for name, predictor in program.named_predictors()}
-    program.load_state(_without_lms(state))
+    states = read_program_state(program_state_path(path), program)
     for name, predictor in program.named_predictors():
-        predictor.lm = lms[name]
+        lm = predictor.lm
+        predictor.load_state(states[name])
+        predictor.lm = lm
     return program

@@ -10,7 +10,6 @@ names its chunk (``faq_source_unit``).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from collections import defaultdict
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from askfirst.datasets.corpus import Document
-from askfirst.datasets.jsonl import read_checkpoint
+from askfirst.datasets.jsonl import append_record, read_checkpoint
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.semantic_chunker import SemanticChunker
 
@@ -116,8 +115,7 @@ def augment_corpus(docs: list[Document], *, chunker: SemanticChunker, chunk_and_
                     failed += not ok
                 stamped = rec | {"doc_key": doc_key, "doc_chunks": doc_chunks}
                 if ok and stamped != rec:  # a new chunk, or a reused one not yet recorded under this document version
-                    out.write(json.dumps(stamped, ensure_ascii=False) + "\n")
-                    out.flush()
+                    append_record(out, stamped)
                 rec = stamped
             units.append(Passage(uid, doc.doc_id, rec["title"], rec["text"]))
             for j, faq in enumerate(rec["faqs"]):

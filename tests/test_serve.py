@@ -21,10 +21,17 @@ SCRIPT = {
 }
 
 
+def _variant(retriever, schema_lm):
+    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    return Variant(program, schema_lm(SCRIPT), dspy.JSONAdapter())
+
+
 @pytest.fixture
 def server(retriever, schema_lm):
-    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
-    app = create_app({"askfirst": Variant(program, schema_lm(SCRIPT), dspy.JSONAdapter())}, max_request_bytes=4096)
+    yield from _serve(create_app({"askfirst": _variant(retriever, schema_lm)}, max_request_bytes=4096))
+
+
+def _serve(app):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -73,3 +80,60 @@ def test_bad_requests_get_clear_4xx(server):
         r = httpx.post(f"{server}/chat/completions", content=body, headers={"content-type": "application/json"})
         assert r.status_code == status, (body[:40], r.text)
         assert "error" in r.json()
+
+
+def _post(server, body: bytes, **headers):
+    return httpx.post(f"{server}/chat/completions", content=body, headers={"content-type": "application/json"} | headers)
+
+
+OK_BODY = b'{"model": "askfirst", "messages": [{"role": "user", "content": "Lab fee?"}]}'
+
+
+def test_only_json_bodies_start_work(server):
+    r = _post(server, OK_BODY, **{"content-type": "text/plain"})
+    assert r.status_code == 415 and "application/json" in r.json()["error"]["message"]
+    assert _post(server, OK_BODY, **{"content-type": "application/json; charset=utf-8"}).status_code == 200
+
+
+def test_the_size_limit_holds_before_the_body_is_read(server):
+    host, port = server.removeprefix("http://").split("/")[0].split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:  # a huge Content-Length, a tiny body
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 10000000000\r\n\r\n{}")
+        assert b" 413 " in sock.recv(4096).split(b"\r\n")[0] + b" "
+
+    def chunks():  # no Content-Length: sent chunked, refused once past the limit
+        for _ in range(100):
+            yield b"x" * 1024
+
+    assert _post(server, chunks()).status_code == 413
+    assert _post(server, OK_BODY).status_code == 200  # and the server goes on
+
+
+@pytest.mark.parametrize("role", ["tool", "developer"])
+def test_roles_it_cannot_answer_are_refused_not_dropped(server, role):
+    body = b'{"model": "askfirst", "messages": [{"role": "user", "content": "Lab fee?"}, {"role": "%s", "content": "x"}]}' % role.encode()
+    r = _post(server, body)
+    assert r.status_code == 400 and role in r.json()["error"]["message"]
+
+
+def test_an_api_key_is_required_when_set(retriever, schema_lm):
+    for url in _serve(create_app({"askfirst": _variant(retriever, schema_lm)}, api_key="s3cret")):
+        assert _post(url, OK_BODY).status_code == 401
+        assert _post(url, OK_BODY, authorization="Bearer wrong").status_code == 401
+        assert httpx.get(f"{url}/models").status_code == 401
+        assert _post(url, OK_BODY, authorization="Bearer s3cret").status_code == 200
+        client = OpenAI(base_url=url, api_key="s3cret", max_retries=0)
+        assert [m.id for m in client.models.list().data] == ["askfirst"]
+
+
+def test_a_failing_program_is_a_json_error_and_the_server_keeps_serving(retriever, schema_lm):
+    class Broken(dspy.Module):
+        def forward(self, conversation):
+            raise RuntimeError("boom")
+
+    variants = {"askfirst": _variant(retriever, schema_lm), "broken": Variant(Broken(), schema_lm(SCRIPT), dspy.JSONAdapter())}
+    for url in _serve(create_app(variants)):
+        r = _post(url, OK_BODY.replace(b'"askfirst"', b'"broken"'))
+        assert r.status_code == 500 and r.json()["askfirst"]["route"] == "error" and "boom" in r.json()["error"]["message"]
+        assert _post(url, OK_BODY).status_code == 200

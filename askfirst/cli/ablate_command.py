@@ -104,10 +104,10 @@ def ablate(
     from askfirst.datasets.splits import configured_questions
     from askfirst.judge_run import judge_result
     from askfirst.lm.factory import build_lm
-    from askfirst.optimizers.compile import load_compiled
+    from askfirst.optimizers.compile import load_compiled, program_state_path
     from askfirst.programs.factory import build_program
     from askfirst.retrieval.factory import open_retriever
-    from askfirst.run_dir import new_run_dir
+    from askfirst.run_dir import new_run_dir, write_atomic
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
@@ -129,9 +129,12 @@ def ablate(
         if cfg.data != base.data or cfg.retriever.model_dump(exclude=index_fields) != base.retriever.model_dump(exclude=index_fields):
             raise ConfigError(f"cell {name!r} changes the data or the index; cells may vary the program, LMs and retrieval mode/k only")
     examples = configured_questions(base)[:upto]
+    for cell in spec.cells:
+        if cell.program_state:
+            program_state_path(cell.program_state)  # a bad file fails here, before any index or model work
     if not resume:
         run_dir = new_run_dir(base, "ablate")
-        (run_dir / "grid.yaml").write_text(_saved_grid(grid, only), encoding="utf-8")
+        write_atomic(run_dir / "grid.yaml", _saved_grid(grid, only))
     console.print(f"run folder: {run_dir}  ({len(spec.cells)} cells x {len(examples)} questions, taken in turn; reference {spec.reference!r})")
     session = open_session(base, progress=index_progress, augment_progress=augment_progress)
     if session.augment_result:

@@ -124,30 +124,38 @@ def serve(
     config: ConfigOpt = None, set_: SetOpt = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    api_key: Annotated[str | None, typer.Option(envvar="ASKFIRST_API_KEY", show_envvar=True,
+                                                help="Require this bearer token on every request (401 without it).")] = None,
 ) -> None:
-    """Serve the program over an OpenAI-compatible API; each variant (uncompiled 'askfirst', each compiled run) is a model id."""
+    """Serve the program over an OpenAI-compatible API; each variant (uncompiled 'askfirst', each compiled run) is a model id.
+
+    Requests are answered one at a time when any of the config's LMs runs in-process (llama.cpp), else concurrently.
+    """
     import uvicorn
 
     from askfirst.cli.render import console
     from askfirst.config import load_config
     from askfirst.lm.factory import build_adapter
-    from askfirst.optimizers.compile import load_compiled
+    from askfirst.optimizers.compile import load_compiled, program_state_path
     from askfirst.programs.factory import build_program
     from askfirst.serve.app import Variant, create_app
     from askfirst.session import open_session
 
     cfg = resolve(config, set_)
+    for path in programs or []:
+        program_state_path(path)  # a bad file fails here, before the index and the models load
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     adapter = build_adapter(cfg.lm)
-    variants = {"askfirst": Variant(session.program, session.lm, adapter)}
+    local = any(lm is not None and lm.model.startswith("local/") for lm in (cfg.lm, cfg.retrieval_lm, cfg.judge_lm))
+    variants = {"askfirst": Variant(session.program, session.lm, adapter, serialise=local)}
     for path in programs or []:
         run_config = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
         # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM.
         program = build_program(load_config(run_config) if run_config.is_file() else cfg, session.resources)
-        variants[path.name if path.is_dir() else path.parent.name] = Variant(load_compiled(program, path), session.lm, adapter)
+        variants[path.name if path.is_dir() else path.parent.name] = Variant(load_compiled(program, path), session.lm, adapter, serialise=local)
     console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")
     try:
-        uvicorn.run(create_app(variants), host=host, port=port, log_level="warning")
+        uvicorn.run(create_app(variants, api_key=api_key), host=host, port=port, log_level="warning")
     finally:
         session.close()
 

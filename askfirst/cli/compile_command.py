@@ -28,7 +28,7 @@ def compile_(
     from askfirst.lm.factory import build_lm
     from askfirst.optimizers.compile import compile_program, save_compiled
     from askfirst.optimizers.curves import instruction_diff, instructions, optimisation_curve
-    from askfirst.run_dir import new_run_dir
+    from askfirst.run_dir import new_run_dir, write_atomic
     from askfirst.session import open_session
     from askfirst.tracking import child_run, log_program_model, tracked_run
 
@@ -68,8 +68,8 @@ def compile_(
                                params={"step": row["step"], "scored_on": "valset" if row["full_eval"] else "minibatch"}) as trial:
                     trial.log_metrics({"score": row["score"], "metric_calls": row["metric_calls"]})
             diff = instruction_diff(before, instructions(compiled))
-            (run_dir / "curve.json").write_text(json.dumps(curve, indent=2), encoding="utf-8")
-            (run_dir / "instructions.diff").write_text(diff + "\n", encoding="utf-8")
+            write_atomic(run_dir / "curve.json", json.dumps(curve, indent=2))
+            write_atomic(run_dir / "instructions.diff", diff + "\n")
             tracker.log_metrics({"lm_calls": counter.count})
             for name in ("config.yaml", "curve.json", "instructions.diff"):
                 tracker.log_artifact(run_dir / name)

@@ -20,7 +20,7 @@ def evaluate(
 ) -> None:
     """Index the corpus if needed, run the program over a question set, print and log the metrics."""
     from askfirst.cli.render import console, print_summary
-    from askfirst.config import load_config
+    from askfirst.config import ConfigError, load_config
     from askfirst.datasets.splits import configured_questions
     from askfirst.evaluate import run_eval
     from askfirst.judge_run import judge_result
@@ -30,6 +30,10 @@ def evaluate(
 
     extra = data_overrides(questions, limit)
     if resume:
+        given = [name for name, value in (("--config", config), ("--set", set_), ("--questions", questions), ("--limit", limit)) if value]
+        if given:  # a resumed run keeps the config its answers were made with; ignoring these silently would mislead
+            raise ConfigError(f"--resume continues {resume} with its saved config.yaml; {', '.join(given)} cannot change it "
+                              "(start a new run, or edit a copy of that config and pass it with --config)")
         cfg, run_dir = load_config(resume / "config.yaml"), resume
     else:
         cfg = resolve(config, set_, extra)
@@ -58,7 +62,8 @@ def evaluate(
                 console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")
 
             texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
-            result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress)
+            result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress,
+                              retry_errors=cfg.eval.retry_errors)
             judged = judge_result(cfg, examples, result, embedder=session.retriever.embedder, passage_text=texts, say=console.print)
             tracker.log_metrics(judged)
             for name in ("hm.jsonl", "ambiguity.jsonl"):

@@ -27,7 +27,7 @@ def tune_threshold_(
     from askfirst.optimizers.compile import load_compiled, program_state_path
     from askfirst.optimizers.threshold import tune_threshold
     from askfirst.programs.factory import build_judges
-    from askfirst.run_dir import new_run_dir
+    from askfirst.run_dir import new_run_dir, write_atomic
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
@@ -48,7 +48,7 @@ def tune_threshold_(
             tuned = cfg.model_copy(deep=True)
             tuned.program.answer_threshold = result["threshold"]
             save_resolved(tuned, run_dir)
-            (run_dir / "threshold.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+            write_atomic(run_dir / "threshold.json", json.dumps(result, indent=2))
             tracker.log_metrics({"best_threshold": result["threshold"], "best_HM": result["HM"]})
             tracker.log_artifact(run_dir / "threshold.json")
     finally:

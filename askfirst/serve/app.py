@@ -7,7 +7,10 @@ final chunk when streaming), so a plain OpenAI client still works and an askfirs
 
 from __future__ import annotations
 
+import contextlib
+import hmac
 import json
+import logging
 import threading
 import time
 import uuid
@@ -23,20 +26,63 @@ from askfirst.programs.common.conversation import ConversationError, to_turns
 from askfirst.serve.schema import ChatCompletionRequest
 
 MAX_REQUEST_BYTES = 256 * 1024
+SUPPORTED_ROLES = ("system", "user", "assistant")
+logger = logging.getLogger(__name__)
 
 
 @dataclass
 class Variant:
-    """One servable program with the DSPy settings it runs under; calls are serialised (llama.cpp is not thread-safe)."""
+    """One servable program with the DSPy settings it runs under.
+
+    Attributes:
+        serialise: Answer one request at a time. Needed for the in-process llama.cpp LM (a ``Llama`` object is
+            not thread-safe, and two calls on 2 cores are slower than one after the other); a remote LM
+            serves concurrent requests.
+    """
 
     program: dspy.Module
     lm: dspy.LM
     adapter: dspy.Adapter
+    serialise: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, turns: list[dict]) -> dspy.Prediction:
-        with self.lock, dspy.context(lm=self.lm, adapter=self.adapter):
+        with self.lock if self.serialise else contextlib.nullcontext(), dspy.context(lm=self.lm, adapter=self.adapter):
             return self.program(conversation=turns)
+
+
+async def read_bounded_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 as soon as it is known to exceed ``limit``: from Content-Length
+    before anything is read, else (a chunked body) once the bytes read pass the limit."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise HTTPException(400, "Content-Length must be a number")
+        if int(length) > limit:
+            raise HTTPException(413, f"request body is {length} bytes; the limit is {limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"request body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def check_api_key(request: Request, api_key: str | None) -> None:
+    """401 unless the request carries ``api_key`` as its bearer token (no key configured: every request passes)."""
+    if api_key is None:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), api_key.encode()):
+        raise HTTPException(401, "missing or wrong API key (send 'Authorization: Bearer <key>')")
+
+
+def check_json(request: Request) -> None:
+    """415 unless the body is declared JSON."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/json":  # a web page's plain-text form post cannot start LM work
+        raise HTTPException(415, f"Content-Type must be application/json, not {content_type or 'missing'!r}")
 
 
 def _askfirst_field(pred: dspy.Prediction) -> dict:
@@ -70,7 +116,8 @@ def _chunks(model: str, pred: dspy.Prediction):
     yield "data: [DONE]\n\n"
 
 
-def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQUEST_BYTES) -> FastAPI:
+def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQUEST_BYTES, api_key: str | None = None) -> FastAPI:
+    """The app serving ``variants``; with ``api_key`` every request must carry it as a bearer token."""
     app = FastAPI(title="askfirst", version="0.1.0")
 
     @app.exception_handler(RequestValidationError)
@@ -82,20 +129,24 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
         return JSONResponse(status_code=exc.status_code, content={"error": {"message": exc.detail, "type": "invalid_request_error"}})
 
     @app.get("/v1/models")
-    def models() -> dict:
+    def models(request: Request) -> dict:
+        check_api_key(request, api_key)
         return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "askfirst"} for name in variants]}
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request):
-        body = await request.body()
-        if len(body) > max_request_bytes:
-            raise HTTPException(413, f"request body is {len(body)} bytes; the limit is {max_request_bytes}")
+        check_api_key(request, api_key)
+        check_json(request)
+        body = await read_bounded_body(request, max_request_bytes)
         try:
             req = ChatCompletionRequest.model_validate_json(body)
         except ValidationError as exc:
             raise HTTPException(400, f"invalid request: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
         if req.model not in variants:
             raise HTTPException(404, f"model {req.model!r} not found; available: {', '.join(variants)}")
+        unsupported = sorted({m.role for m in req.messages} - set(SUPPORTED_ROLES))
+        if unsupported:  # dropping them would answer an earlier turn than the client meant
+            raise HTTPException(400, f"message role(s) {unsupported} are not supported; askfirst answers user turns (system, user, assistant)")
         # System prompts are the server's business, not the user's: only the conversation reaches the program.
         turns = [{"role": m.role, "content": m.text()} for m in req.messages if m.role in ("user", "assistant")]
         try:
@@ -104,7 +155,12 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
             raise HTTPException(400, str(exc)) from None
         from starlette.concurrency import run_in_threadpool
 
-        pred = await run_in_threadpool(variants[req.model].answer, turns)
+        try:
+            pred = await run_in_threadpool(variants[req.model].answer, turns)
+        except Exception as exc:  # noqa: BLE001 - one request's failure is its error reply; the server keeps serving
+            logger.exception("request failed")
+            return JSONResponse(status_code=500, content={"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"},
+                                                          "askfirst": {"route": "error"}})
         if req.stream:
             return StreamingResponse(_chunks(req.model, pred), media_type="text/event-stream")
         return _completion(req.model, pred)

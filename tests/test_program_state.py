@@ -1,0 +1,72 @@
+"""Compiled programs load by a schema: instructions and demos only; a file that could redirect the LM is refused."""
+
+import json
+
+import pytest
+
+from askfirst.config import load_config
+from askfirst.datasets.errors import DataError
+from askfirst.optimizers.compile import load_compiled, program_state_path, save_compiled
+from askfirst.optimizers.program_state import ProgramStateError
+from askfirst.programs.factory import build_program
+
+
+def _program(retriever):
+    return build_program(load_config(overrides=["program.iterations=1", "program.reranker=false"]), retriever)
+
+
+@pytest.fixture
+def saved(tmp_path, retriever):
+    program = _program(retriever)
+    program.router.classify.signature = program.router.classify.signature.with_instructions("Compiled instruction.")
+    program.responders.complete.demos = [{"question": "q", "answer": "a", "augmented": True}]
+    path = save_compiled(program, tmp_path)
+    return path, json.loads(path.read_text())
+
+
+def _write(path, state):
+    path.write_text(json.dumps(state))
+    return path
+
+
+def test_instructions_and_demos_load_and_the_lm_stays(saved, retriever):
+    path, _ = saved
+    fresh = _program(retriever)
+    marker = object()
+    fresh.router.classify.lm = marker
+    load_compiled(fresh, path)
+    assert fresh.router.classify.signature.instructions == "Compiled instruction."
+    assert fresh.responders.complete.demos[0]["answer"] == "a" and fresh.router.classify.lm is marker
+
+
+def test_a_predictor_config_that_would_redirect_the_lm_is_refused(saved, retriever):
+    path, state = saved
+    state["router.classify"]["config"] = {"api_base": "http://elsewhere/v1"}
+    fresh = _program(retriever)
+    with pytest.raises(ProgramStateError, match=r"router.classify: \['config'\] cannot be loaded"):
+        load_compiled(fresh, _write(path, state))
+    assert "api_base" not in fresh.router.classify.config  # nothing was applied
+
+
+@pytest.mark.parametrize(("mutate", "message"), [
+    (lambda s: s["router.classify"].__setitem__("lm", {"model": "openai/x", "api_base": "http://elsewhere"}), "an LM is never loaded"),
+    (lambda s: s["router.classify"]["signature"].__setitem__("extended_signature", {}), "only instructions and fields"),
+    (lambda s: s["router.classify"]["signature"]["fields"].pop(), "expected .* fields"),
+    (lambda s: s["responders.complete"]["demos"].append({"question": "q", "secret": "x"}), r"\['secret'\] are not fields"),
+    (lambda s: s["router.classify"]["signature"].__setitem__("instructions", ["not", "text"]), "must be text"),
+    (lambda s: s.__setitem__("made_up.predict", {"signature": {}}), r"unknown predictor\(s\) \['made_up.predict'\]"),
+    (lambda s: s.pop("router.classify"), r"missing predictor\(s\) \['router.classify'\]"),
+])
+def test_anything_beyond_instructions_and_demos_is_refused_by_name(saved, retriever, mutate, message):
+    path, state = saved
+    mutate(state)
+    with pytest.raises(ProgramStateError, match=message):
+        load_compiled(_program(retriever), _write(path, state))
+
+
+@pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"router.classify": 3}'])
+def test_a_file_that_is_no_state_object_fails_before_any_work(tmp_path, text):
+    path = tmp_path / "program.json"
+    path.write_text(text)
+    with pytest.raises(DataError, match="compiled program"):
+        program_state_path(path)
