@@ -111,6 +111,21 @@ class CellResult:
     summary: dict
 
 
+def _paired_hm(ref: list[dict], other: list[dict], *, seed: int) -> tuple[float, float, float] | None:
+    """HM's difference with a paired interval: questions resampled, HM (a harmonic mean of per-metric means) recomputed."""
+    import numpy as np
+
+    from askfirst.optimizers.mtrag_formulas import harmonic_mean
+    from askfirst.stats import paired_bootstrap_statistic
+
+    pairs = [(o["hm_conditioned"], r["hm_conditioned"]) for r, o in zip(ref, other, strict=True)
+             if r.get("hm_conditioned") and o.get("hm_conditioned")]
+    if not pairs:
+        return None
+    return paired_bootstrap_statistic(np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]),
+                                      lambda rows: harmonic_mean(list(rows.mean(axis=0))), seed=seed)
+
+
 def _paired(ref: list[dict], other: list[dict], key: str) -> tuple[list[float], list[float]]:
     pairs = [(float(o[key]), float(r[key])) for r, o in zip(ref, other, strict=True) if r[key] is not None and o[key] is not None]
     return [p[0] for p in pairs], [p[1] for p in pairs]
@@ -174,7 +189,7 @@ COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_o
             "ranking_recall@10", "ranking_ndcg@5", "evidence_f1")
 # Judged per question (``AMBIGUITY_FILE``), so compared pairwise too; their means come from ``metrics.json``.
 JUDGED_PER_QUESTION = ("disambig_f1", "asks_for_info", "judge_mean")
-# Judged over the whole set (HM is a harmonic mean of means), shown unpaired.
+# Judged over the whole set (HM is a harmonic mean of means): its interval resamples questions and recomputes it.
 JUDGED = (("mtrag", "HM"),)
 
 
@@ -183,8 +198,17 @@ def _with_judged(scores: list[dict], cell_dir: Path) -> list[dict]:
     from askfirst.datasets.jsonl import read_checkpoint
     from askfirst.evaluate import AMBIGUITY_FILE
 
+    from askfirst.programs.mtrag_judges import METRICS
+
     judged = read_checkpoint(cell_dir / AMBIGUITY_FILE, key="id")
-    return [{**sc, **{key: (judged.get(sc["id"]) or {}).get(key) for key in JUDGED_PER_QUESTION}} for sc in scores]
+    hm = read_checkpoint(cell_dir / "hm.jsonl", key="id")
+
+    def conditioned(qid: str):  # the question's three conditioned MTRAG scores, for a paired HM interval
+        row = hm.get(qid) or {}
+        return [row["conditioned"][m] for m in METRICS] if "conditioned" in row else None
+
+    return [{**sc, **{key: (judged.get(sc["id"]) or {}).get(key) for key in JUDGED_PER_QUESTION}, "hm_conditioned": conditioned(sc["id"])}
+            for sc in scores]
 
 
 def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...], seed: int = 0) -> list[dict]:
@@ -205,6 +229,8 @@ def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...],
         for section, key in JUDGED:
             if (res.summary.get(section) or {}).get(key) is not None:
                 row[key] = res.summary[section][key]
+                if res is not ref:
+                    row[f"{key}.diff"] = _paired_hm(ref.scores, res.scores, seed=seed)
         for route, sub in (res.summary.get("per_route") or {}).items():  # per expected route, unpaired
             row[f"route_accuracy.{route}"] = sub["route_accuracy"]
         if res.summary.get("stage_shares"):

@@ -105,6 +105,9 @@ class EvalConfig(ConfigSection):
     """What ``eval`` scores beyond routes, answers and retrieval."""
 
     hm: bool = Field(False, description="Also run MTRAGEval's judges and report RL_F, RB_llm, RB_agg and their IDK-conditioned HM.")
+    rb_agg_similarity: Literal["lexical", "minilm"] = Field(
+        "lexical", description="What stands in for BERTScore in RB_agg (offline): 'lexical' is MTRAG's own fallback (token recall vs the "
+        "reference; token precision vs the passages), 'minilm' all-MiniLM-L6-v2 cosine; recorded with every judged score.")
     retry_errors: bool = Field(True, description="On --resume, ask again the questions whose record is a failure (route 'error', often transient); false keeps them.")
     ambiguity: bool = Field(False, description="Ambiguous questions: Disambig-F1 and the 0-5 LLM-as-judge scores (ASQA, AmbigNQ), and whether a clarification asks for the missing info (URASys ambiguous sets); on judge_lm.")
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from askfirst.config import AskFirstConfig
 from askfirst.run_dir import write_atomic
 
-HM_NOTE = "judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg uses MiniLM cosine as a stand-in for BERTScore)"
+HM_NOTE = ("judging replies (MTRAGEval: IDK, clarification, faithfulness, rating; RB_agg with eval.rb_agg_similarity standing in "
+           "for BERTScore; HM under the current and the 2026-01 conditioning)")
 AMBIGUITY_NOTE = ("scoring ambiguous questions on the judge LM: Disambig-F1 (its short answers extracted by the LM, standing in "
                   "for an extractive QA model), 0-5 answer ratings, asks-for-info")
 

@@ -1,23 +1,63 @@
-"""Paired bootstrap confidence intervals for differences between two systems on the same questions."""
+"""Paired bootstrap confidence intervals for differences between two systems on the same questions.
+
+Both use ``scipy.stats.bootstrap`` with ``paired=True`` (questions are resampled, a question's two scores
+stay together) and the bias-corrected and accelerated (BCa) interval.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from scipy import stats
+
+
+def _interval(data: tuple[np.ndarray, ...], statistic: Callable, *, samples: int, seed: int, level: float) -> tuple[float, float]:
+    """BCa, or the percentile interval where BCa is undefined (its acceleration needs varied jackknife values)."""
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+            ci = stats.bootstrap(data, statistic, paired=True, vectorized=False, n_resamples=samples, confidence_level=level,
+                                 method=method, random_state=np.random.default_rng(seed)).confidence_interval
+        if np.isfinite(ci.low) and np.isfinite(ci.high):
+            break
+    return float(ci.low), float(ci.high)
+
+
+def _check(x: np.ndarray, y: np.ndarray) -> None:
+    if x.shape != y.shape or x.shape[0] == 0:
+        raise ValueError("paired bootstrap needs two non-empty score lists of equal length")
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, samples: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of ``a - b`` and its percentile bootstrap interval, resampling questions (pairs kept together).
+    """Mean of ``a - b`` and its BCa bootstrap interval.
 
     Returns:
-        ``(difference, low, high)``.
+        ``(difference, low, high)``; when every question has the same difference the interval is that value.
     """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if x.shape != y.shape or x.size == 0:
-        raise ValueError("paired bootstrap needs two non-empty score lists of equal length")
+    _check(x, y)
     diff = x - y
-    rng = np.random.default_rng(seed)
-    means = diff[rng.integers(0, diff.size, size=(samples, diff.size))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    return float(diff.mean()), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
+    if np.all(diff == diff[0]) or diff.size < 2:  # BCa is undefined on constant data; the interval is the value itself
+        return float(diff.mean()), float(diff[0]), float(diff[0])
+    low, high = _interval((x, y), lambda p, q: float(np.mean(p - q)), samples=samples, seed=seed, level=level)
+    return float(diff.mean()), low, high
+
+
+def paired_bootstrap_statistic(a: np.ndarray, b: np.ndarray, statistic: Callable[[np.ndarray], float], *, samples: int = 2000,
+                               seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:
+    """``statistic(a) - statistic(b)`` for a statistic of a whole set of per-question rows (HM is a harmonic mean
+    of per-metric means, not a mean of per-question values), with its BCa interval from resampled questions.
+
+    Args:
+        a, b: ``(questions, ...)`` arrays, row ``i`` of each being question ``i``.
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    _check(x, y)
+    value = statistic(x) - statistic(y)
+    if x.shape[0] < 2 or np.allclose(x, y):
+        return float(value), float(value), float(value)
+    index = np.arange(x.shape[0])
+    low, high = _interval((index,), lambda i: statistic(x[i.astype(int)]) - statistic(y[i.astype(int)]), samples=samples, seed=seed, level=level)
+    return float(value), low, high

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from askfirst.optimizers.answer_metrics import best_token_f1, contains_any
+from askfirst.optimizers.answer_metrics import best_token_f1, normalize_answer
+
+
+def exact_presence(aliases: Sequence[str], long_answer: str) -> bool:
+    """ASQA's ``exact_presence``: some normalised alias is a substring of the normalised answer (not only as
+    whole tokens: "85" is present in "EUR 850", as ASQA's scorer has it)."""
+    answer = normalize_answer(long_answer)
+    return any(normalize_answer(a) in answer for a in aliases if normalize_answer(a))
 
 
 def str_em(long_answer: str, alias_sets: Sequence[Sequence[str]]) -> float:
+    """STR-EM: the share of readings with some alias present in the long answer (ASQA's definition)."""
     if not alias_sets:
         return 0.0
-    return sum(contains_any(long_answer, aliases) for aliases in alias_sets) / len(alias_sets)
+    return sum(exact_presence(aliases, long_answer) for aliases in alias_sets) / len(alias_sets)
 
 
 def disambig_f1(long_answer: str, qa_pairs: Sequence[tuple[str, Sequence[str]]], extract: Callable[[str, str], str]) -> float:

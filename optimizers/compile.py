@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import dspy
@@ -15,6 +16,7 @@ from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import read_program_state
 
 PROGRAM_FILE = "program.json"
+logger = logging.getLogger(__name__)
 
 
 def compile_program(program: dspy.Module, trainset: list, valset: list, *, config: AskFirstConfig, reflection_lm: dspy.LM,
@@ -30,6 +32,7 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     """
     cfg = config.compile
     metric = build_objective(cfg.objective, recall_k=cfg.recall_k, judges=judges)
+    trainset, valset = scored_by(metric, trainset, "trainset"), scored_by(metric, valset, "valset")
     optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=run_dir / cfg.optimizer, seed=config.seed,
                                 use_mlflow=use_mlflow)
     if cfg.optimizer == "miprov2":
@@ -37,6 +40,21 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
         extra = {"minibatch_size": min(35, len(valset))} | ({} if cfg.auto else {"num_trials": cfg.num_trials or 5})
         return optimizer.compile(program, trainset=trainset, valset=valset, **extra)
     return optimizer.compile(program, trainset=trainset, valset=valset)
+
+
+def scored_by(metric, examples: list, what: str) -> list:
+    """The examples ``metric`` applies to; a question it cannot score (recall without gold passages) would
+    otherwise count as a success and inflate the optimisation score.
+
+    Raises:
+        DataError: None of them can be scored.
+    """
+    kept = [e for e in examples if metric.applies(e)]
+    if len(kept) < len(examples):
+        logger.warning("%s: %d of %d questions cannot be scored by %s and are left out", what, len(examples) - len(kept), len(examples), metric.name)
+    if not kept:
+        raise DataError(f"none of the {len(examples)} {what} questions can be scored by {metric.name} (no gold passages or readings)")
+    return kept
 
 
 def save_compiled(program: dspy.Module, run_dir: Path) -> Path:

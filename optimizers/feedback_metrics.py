@@ -24,6 +24,10 @@ class _Metric:
     name = "metric"
     multi_objective = False  # True: the GEPA form also returns ``objective_scores`` for an objective frontier
 
+    def applies(self, gold) -> bool:
+        """Whether this metric scores ``gold`` at all (a question it does not apply to must not count as a success)."""
+        return True
+
     def score(self, gold, pred) -> tuple[float, str]:
         raise NotImplementedError
 
@@ -50,11 +54,19 @@ class RecallMetric(_Metric):
         self.k = k
         self.name = f"recall@{k}"
 
+    @staticmethod
+    def _relevant(gold) -> dict:
+        return dict(gold.get("qrels") or {}) or {d: 1 for d in gold.get("gold_passages") or []}
+
+    def applies(self, gold) -> bool:
+        """Only questions with gold passages: one without them says nothing about retrieval."""
+        return bool(self._relevant(gold))
+
     def score(self, gold, pred) -> tuple[float, str]:
         rec = _record(gold, pred)
-        relevant = dict(gold.get("qrels") or {}) or {d: 1 for d in gold.get("gold_passages") or []}
+        relevant = self._relevant(gold)
         if not relevant:
-            return 1.0, "No gold passages for this question, so retrieval is not scored."
+            raise ValueError(f"recall@{self.k} does not apply to {gold.get('id')!r}: it has no gold passages (check applies() first)")
         top = rec["ranked_docs"][: self.k]
         value = recall_at_k(top, relevant, self.k)
         missed = sorted(set(relevant) - set(top))
@@ -127,6 +139,9 @@ class StrEMMetric(_Metric):
     readings whose short answer is missing."""
 
     name = "str_em"
+
+    def applies(self, gold) -> bool:
+        return bool(gold.get("qa_pairs"))
 
     def score(self, gold, pred) -> tuple[float, str]:
         from askfirst.optimizers.ambiguity_metrics import str_em

@@ -22,20 +22,23 @@ class MeanOfMetrics(_Metric):
 
     multi_objective = True
 
-    def _parts(self, gold, pred) -> list[tuple[float, str]]:
-        return [m.score(gold, pred) for m in self.metrics]
+    def applies(self, gold) -> bool:
+        return any(m.applies(gold) for m in self.metrics)
+
+    def _parts(self, gold, pred) -> dict[str, tuple[float, str]]:
+        """The score and feedback of each part that applies to ``gold`` (recall skips a question without gold passages)."""
+        return {m.name: m.score(gold, pred) for m in self.metrics if m.applies(gold)}
 
     def score(self, gold, pred) -> tuple[float, str]:
         parts = self._parts(gold, pred)
-        return sum(p[0] for p in parts) / len(parts), "\n".join(f"[{m.name}] {p[1]}" for m, p in zip(self.metrics, parts, strict=True))
+        return sum(p[0] for p in parts.values()) / len(parts), "\n".join(f"[{name}] {p[1]}" for name, p in parts.items())
 
     def __call__(self, gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
         parts = self._parts(gold, pred)
-        return dspy.Prediction(
-            score=sum(p[0] for p in parts) / len(parts),
-            feedback="\n".join(f"[{m.name}] {p[1]}" for m, p in zip(self.metrics, parts, strict=True)),
-            objective_scores={m.name: p[0] for m, p in zip(self.metrics, parts, strict=True)},
-        )
+        # GEPA averages each objective over the examples that report it, so a part that does not apply is left out.
+        return dspy.Prediction(score=sum(p[0] for p in parts.values()) / len(parts),
+                               feedback="\n".join(f"[{name}] {p[1]}" for name, p in parts.items()),
+                               objective_scores={name: p[0] for name, p in parts.items()})
 
 
 def build_objective(objective: str, *, recall_k: int = 10, judges=None) -> _Metric:

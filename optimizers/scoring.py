@@ -110,9 +110,11 @@ RANKING_METRICS = ("ranking_recall@10", "ranking_ndcg@5")
 
 
 def per_collection(scores: list[dict]) -> dict:
-    """Ranking metrics per collection and their unweighted mean over collections (as MTRAG reports them).
+    """Ranking metrics per collection, and their unweighted mean over collections (``unweighted_collection_mean_*``).
 
-    Returns an empty dict when the questions carry no ``collection``.
+    MTRAG's own figure weights each collection by its number of queries, which is the plain mean over all
+    scored questions: the summary's ``ranking_recall@10`` / ``ranking_ndcg@5``. Returns an empty dict when the
+    questions carry no ``collection``.
     """
     groups: dict[str, list[dict]] = defaultdict(list)
     for s in scores:
@@ -121,5 +123,5 @@ def per_collection(scores: list[dict]) -> dict:
     if not groups:
         return {}
     table = {name: {"n": len(rows)} | {m: _mean(r[m] for r in rows) for m in RANKING_METRICS} for name, rows in sorted(groups.items())}
-    macro = {f"collection_mean_{m}": _mean(row[m] for row in table.values()) for m in RANKING_METRICS}
+    macro = {f"unweighted_collection_mean_{m}": _mean(row[m] for row in table.values()) for m in RANKING_METRICS}
     return {"per_collection": table} | macro

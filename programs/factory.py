@@ -22,7 +22,7 @@ def build_program(config: AskFirstConfig, resources, *, store=None):
 
 def build_judges(config: AskFirstConfig, embedder) -> MTRAGJudges:
     """MTRAGEval's judges, on ``judge_lm`` when set (else the configured ``lm``)."""
-    judges = MTRAGJudges(embedder, retries=config.lm.parse_retries)
+    judges = MTRAGJudges(embedder, retries=config.lm.parse_retries, similarity=config.eval.rb_agg_similarity)
     _on_judge_lm(judges, config)
     return judges
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.optimizers.mtrag_formulas import condition, harmonic_mean, rb_agg, rouge_l_f
+from askfirst.optimizers.mtrag_formulas import CONDITIONINGS, SIMILARITIES, condition, harmonic_mean, rb_agg, rb_agg_lexical, rouge_l_f
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.signatures.judges import JudgeAnswerQuality, JudgeClarification, JudgeFaithfulness, JudgeIDK
 
@@ -31,14 +31,18 @@ class MTRAGJudges(dspy.Module):
     (IDK and clarification -> 0.5, rating -> 0.5). Judges run on whatever LM is configured (``judge_lm``).
 
     Args:
-        embedder: Gives the embedding similarities that stand in for BERTScore in RB_agg.
+        embedder: Gives the embedding similarities of ``similarity="minilm"``.
         retries: Extra attempts on an unparseable judge reply before its fallback value is used.
+        similarity: What stands in for BERTScore in RB_agg (``mtrag_formulas.SIMILARITIES``); recorded with every score.
     """
 
-    def __init__(self, embedder, *, retries: int = 1):
+    def __init__(self, embedder, *, retries: int = 1, similarity: str = "lexical"):
         super().__init__()
+        if similarity not in SIMILARITIES:
+            raise ValueError(f"unknown RB_agg similarity {similarity!r}; choose from {', '.join(SIMILARITIES)}")
         self.embedder = embedder
         self.retries = retries
+        self.similarity = similarity
         self.idk = dspy.Predict(JudgeIDK)
         self.idk.demos = list(IDK_DEMOS)
         self.clarification = dspy.Predict(JudgeClarification)
@@ -52,6 +56,8 @@ class MTRAGJudges(dspy.Module):
             return None
 
     def _rb_agg(self, answer: str, reference: str, passages: list[str]) -> float:
+        if self.similarity == "lexical":
+            return rb_agg_lexical(answer, reference, passages)
         vectors = self.embedder.embed([answer, reference, *passages])
         sims = vectors[2:] @ vectors[0]
         return rb_agg(recall_sim=float(vectors[1] @ vectors[0]), rouge_l=rouge_l_f(answer, reference), passage_sims=[float(s) for s in sims])
@@ -65,17 +71,21 @@ class MTRAGJudges(dspy.Module):
             out = self._call(self.clarification, "judge_clarification", question=question, response=answer)
             clarification = (1.0 if out.decision == "yes" else 0.0) if out else 0.5
         raw: dict[str, float | None] = dict.fromkeys(METRICS)
-        # The judged metrics only matter where conditioning keeps them; skipping the rest saves most judge calls.
-        if answerability not in ("UNDERSPECIFIED", "UNANSWERABLE", "CONVERSATIONAL") and idk != 1:
+        # The judged metrics only matter where a conditioning keeps them (UNDERSPECIFIED: the 2026-01 version);
+        # skipping the rest saves most judge calls.
+        if answerability not in ("UNANSWERABLE", "CONVERSATIONAL") and idk != 1:
             conv, docs = conversation_text(turns), "\n\n".join(passages)
             out = self._call(self.faithfulness, "judge_faithfulness", conversation=conv, contexts=docs, answer=answer)
             raw["RL_F"] = (sum(v == "supported" for v in out.verdicts) / len(out.verdicts) if out.verdicts else 0.0) if out else 0.0
             out = self._call(self.quality, "judge_quality", conversation=conv, documents=docs, reference=reference, answer=answer)
             raw["RB_llm"] = out.rating / 10 if out and 1 <= out.rating <= 10 else 0.5
             raw["RB_agg"] = self._rb_agg(answer, reference, passages)
-        conditioned = {m: condition(raw[m] or 0.0, answerability=answerability, idk=idk, clarification=clarification) for m in METRICS}
+        by_version = {v: {m: condition(raw[m] or 0.0, answerability=answerability, idk=idk, clarification=clarification, version=v)
+                          for m in METRICS} for v in CONDITIONINGS}
+        conditioned = by_version["current"]
         return dspy.Prediction(idk=idk, clarification=clarification, raw=raw, conditioned=conditioned,
-                               hm=harmonic_mean([conditioned[m] for m in METRICS]))
+                               conditioned_2026_01=by_version["2026-01"], hm=harmonic_mean([conditioned[m] for m in METRICS]),
+                               similarity=self.similarity)
 
 
 def judge_reply(judges: MTRAGJudges, example, answer: str, passages: list[str]) -> dspy.Prediction:
@@ -85,7 +95,11 @@ def judge_reply(judges: MTRAGJudges, example, answer: str, passages: list[str]) 
 
 
 def aggregate_hm(rows: list[dspy.Prediction]) -> dict:
-    """Means of the conditioned scores and their harmonic mean (the leaderboard's HM), plus the IDK rate."""
+    """Means of the conditioned scores and their harmonic mean (the leaderboard's HM) under the current
+    conditioning, ``HM_2026_01`` under the January 2026 one, the IDK rate, and the RB_agg similarity used."""
     means = {m: sum(r.conditioned[m] for r in rows) / len(rows) for m in METRICS}
+    early = {m: sum((r.get("conditioned_2026_01") or r.conditioned)[m] for r in rows) / len(rows) for m in METRICS}
     return {**{f"{m}_cond": v for m, v in means.items()}, "HM": harmonic_mean(list(means.values())),
-            "idk_rate": sum(r.idk >= 0.5 for r in rows) / len(rows)}
+            **{f"{m}_cond_2026_01": v for m, v in early.items()}, "HM_2026_01": harmonic_mean(list(early.values())),
+            "idk_rate": sum(r.idk >= 0.5 for r in rows) / len(rows),
+            "rb_agg_similarity": ",".join(sorted({r.get("similarity") or "minilm" for r in rows}))}

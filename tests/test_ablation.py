@@ -109,3 +109,26 @@ def test_run_cells_judges_each_cell_and_reports_judged_means(tmp_path, retriever
     assert rows[1]["disambig_f1.diff"][0] == 0.25  # paired per question, like the unjudged scores
     assert "asks_for_info" not in rows[0]  # judged for no question, so left out
     assert "str_em" not in rows[0]  # no demo question has qa_pairs, so STR-EM is left out of the table
+
+
+def test_paired_bootstrap_is_scipys_bca_and_hm_gets_a_paired_interval():
+    import numpy as np
+    from scipy import stats
+
+    from askfirst.optimizers.mtrag_formulas import harmonic_mean
+    from askfirst.stats import paired_bootstrap_statistic
+
+    rng = np.random.default_rng(1)
+    a, b = rng.random(40), rng.random(40) * 0.8
+    diff, low, high = paired_bootstrap(a, b, seed=5)
+    ref = stats.bootstrap((a, b), lambda x, y: np.mean(x - y), paired=True, vectorized=False, method="BCa", n_resamples=2000,
+                          random_state=np.random.default_rng(5)).confidence_interval
+    assert (low, high) == pytest.approx((ref.low, ref.high)) and low < diff < high
+
+    def hm_of_means(rows):
+        return harmonic_mean(list(rows.mean(axis=0)))
+
+    x, y = rng.random((30, 3)) * 0.5 + 0.4, rng.random((30, 3)) * 0.5 + 0.2
+    value, low, high = paired_bootstrap_statistic(x, y, hm_of_means, seed=2)
+    assert value == pytest.approx(hm_of_means(x) - hm_of_means(y)) and low < value < high and low > 0
+    assert paired_bootstrap_statistic(x, x, hm_of_means) == (0.0, 0.0, 0.0)

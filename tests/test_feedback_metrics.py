@@ -22,7 +22,24 @@ def test_recall_metric_reports_missed_passages():
     assert out.score == 0.5 and "Missed gold passages: course-chem101" in out.feedback
     assert RecallMetric(k=2)(gold, chunks).score == 1.0  # two chunks of one document take one rank, not two
     assert RecallMetric(k=2).as_float()(gold, _pred("answer", "x", ["course-chem101", "fees-lab"])) == 1.0
-    assert RecallMetric()(_gold("UNANSWERABLE", (), ()), _pred("idk", "no")).score == 1.0
+    assert not RecallMetric().applies(_gold("UNANSWERABLE", (), ())) and RecallMetric().applies(gold)
+
+
+def test_a_question_without_gold_passages_adds_nothing_to_the_recall_objective(caplog):
+    from askfirst.datasets.errors import DataError
+    from askfirst.optimizers.compile import scored_by
+    from askfirst.optimizers.objectives import build_objective
+
+    no_gold, with_gold = _gold("UNANSWERABLE", (), ()), _gold()
+    both = build_objective("both", recall_k=5)
+    out = both(no_gold, _pred("idk", "I don't know."))
+    assert out.score == 1.0 and out.objective_scores == {"outcome": 1.0}  # outcome only; recall does not apply
+    assert set(both(with_gold, _pred("answer", "EUR 85", ["x"])).objective_scores) == {"recall@5", "outcome"}
+    recall = build_objective("recall", recall_k=5)
+    assert scored_by(recall, [no_gold, with_gold, no_gold], "trainset") == [with_gold]
+    assert "2 of 3 questions cannot be scored" in caplog.text
+    with pytest.raises(DataError, match="none of the 1 valset"):
+        scored_by(recall, [no_gold], "valset")
 
 
 @pytest.mark.parametrize(("gold", "pred", "score", "phrase"), [

@@ -9,8 +9,9 @@ from askfirst.programs.mtrag_judges import MTRAGJudges, aggregate_hm
 
 
 def test_rouge_l_hand_computed():
-    # LCS("the cat sat on mat", "cat on the mat") after dropping articles: [cat sat on mat] vs [cat on mat] -> 3
-    assert rouge_l_f("the cat sat on mat", "cat on the mat") == pytest.approx(2 * (3 / 4) * (3 / 3) / (3 / 4 + 1))
+    # rouge_score keeps articles (the SQuAD normalisation would drop them): LCS([the cat sat on mat], [cat on the mat]) = 3
+    assert rouge_l_f("the cat sat on mat", "cat on the mat") == pytest.approx(2 * (3 / 5) * (3 / 4) / (3 / 5 + 3 / 4))
+    assert rouge_l_f("It is EUR 4,200.", "it is eur 4 200") == pytest.approx(1.0)  # lower-cased, punctuation to spaces
     assert rouge_l_f("", "x") == 0.0 and rouge_l_f("a b", "c d") == 0.0
 
 
@@ -45,7 +46,7 @@ def test_judges_score_an_answerable_reply(schema_lm):
     lm = schema_lm({"verdict": {"verdict": "no"}, "claims": {"claims": ["fee is 85", "charged per course"], "verdicts": ["supported", "unsupported"]},
                     "rating": {"rating": 8}})
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = MTRAGJudges(FixedEmbedder())(turns=[{"role": "user", "content": "lab fee?"}], answer="The lab fee is EUR 85.",
+        out = MTRAGJudges(FixedEmbedder(), similarity="minilm")(turns=[{"role": "user", "content": "lab fee?"}], answer="The lab fee is EUR 85.",
                                            answerability="ANSWERABLE", reference="It is EUR 85 per lab course.", passages=["Lab fee: EUR 85."])
     assert out.idk == 0.0 and out.clarification is None
     assert out.raw["RL_F"] == 0.5 and out.raw["RB_llm"] == 0.8
@@ -100,3 +101,20 @@ def test_hm_metric_feedback_and_eval_judging(schema_lm, tmp_path):
     assert out.score == pytest.approx(1.0) and "RL_F=1.00" in out.feedback
     assert summary["HM"] == pytest.approx(1.0) and summary["idk_rate"] == 0.0
     assert json.loads((tmp_path / "hm.jsonl").read_text())["conditioned"]["RB_llm"] == 1.0
+
+
+def test_the_lexical_fallback_and_both_conditionings(schema_lm):
+    from askfirst.optimizers.mtrag_formulas import rb_agg_lexical, token_precision, token_recall
+
+    assert token_recall("The fee is EUR 85.", "EUR 85 per course") == pytest.approx(2 / 4)
+    assert token_precision("The fee is EUR 85.", "Lab fee: EUR 85.") == pytest.approx(3 / 4)  # 'the' is dropped by SQuAD normalisation
+    lm = schema_lm({"verdict": {"verdict": "no"}, "decision": {"decision": "no"},
+                    "claims": {"claims": ["fee is 85"], "verdicts": ["supported"]}, "rating": {"rating": 6}})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = MTRAGJudges(None)(turns=[{"role": "user", "content": "fee?"}], answer="The fee is EUR 85.", answerability="UNDERSPECIFIED",
+                                reference="EUR 85 per course", passages=["Lab fee: EUR 85."])
+    assert out.similarity == "lexical" and out.raw["RB_agg"] == pytest.approx(rb_agg_lexical("The fee is EUR 85.", "EUR 85 per course", ["Lab fee: EUR 85."]))
+    assert out.conditioned == {"RL_F": 0.0, "RB_llm": 0.0, "RB_agg": 0.0}  # current: no clarification -> 0
+    assert out.conditioned_2026_01["RL_F"] == 1.0 and out.conditioned_2026_01["RB_llm"] == 0.6  # January 2026: scored as answerable
+    summary = aggregate_hm([out])
+    assert summary["HM"] == 0.0 and summary["HM_2026_01"] > 0 and summary["rb_agg_similarity"] == "lexical"

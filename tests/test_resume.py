@@ -62,7 +62,8 @@ class FlakyJudges:
         if self.fail_id and turns[-1]["content"] == self.fail_id:
             raise RuntimeError("judge LM down")
         scores = {"RL_F": 0.5, "RB_llm": 0.5, "RB_agg": 0.5}
-        return dspy.Prediction(idk=0.0, clarification=None, raw=scores, conditioned=scores, hm=0.5)
+        return dspy.Prediction(idk=0.0, clarification=None, raw=scores, conditioned=scores, conditioned_2026_01=scores, hm=0.5,
+                               similarity="lexical")
 
 
 def test_judging_records_a_failure_goes_on_and_resumes(tmp_path, examples):

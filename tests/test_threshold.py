@@ -50,7 +50,7 @@ def test_tuning_picks_the_threshold_with_the_best_hm(retriever, schema_lm):
     }
     program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
     with dspy.context(lm=schema_lm(scripted), adapter=dspy.JSONAdapter()):
-        result = tune_threshold(program, valset, MTRAGJudges(OneDimEmbedder()), candidates=(0.2, 0.4, 0.6, 0.8))
+        result = tune_threshold(program, valset, MTRAGJudges(OneDimEmbedder(), similarity="minilm"), candidates=(0.2, 0.4, 0.6, 0.8))
     by_t = {row["threshold"]: row for row in result["table"]}
     # <= 0.4: everything answered -> the two answerable score, the unanswerable does not; above: the reverse.
     assert by_t[0.2]["idk_rate"] == 0.0 and by_t[0.6]["idk_rate"] == 1.0

@@ -102,6 +102,7 @@ def ablate(
     from askfirst.cli.render import console, print_comparison
     from askfirst.config import ConfigError, save_resolved
     from askfirst.datasets.splits import configured_questions
+    from askfirst.exports import write_exports
     from askfirst.judge_run import judge_result
     from askfirst.lm.factory import build_lm
     from askfirst.optimizers.compile import load_compiled, program_state_path
@@ -149,6 +150,7 @@ def ablate(
         return load_compiled(program, cell.program_state) if cell.program_state else program
 
     def judge(cfg, result):
+        write_exports(examples[: len(result.records)], result.records, run_dir=result.run_dir, passage_text=texts)
         return judge_result(cfg, examples, result, embedder=session.retriever.embedder, passage_text=texts,
                             say=lambda note: console.print(f"{result.run_dir.name}: {note}"))
 

@@ -23,6 +23,7 @@ def evaluate(
     from askfirst.config import ConfigError, load_config
     from askfirst.datasets.splits import configured_questions
     from askfirst.evaluate import run_eval
+    from askfirst.exports import write_exports
     from askfirst.judge_run import judge_result
     from askfirst.run_dir import new_run_dir
     from askfirst.session import open_session
@@ -64,6 +65,8 @@ def evaluate(
             texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
             result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress,
                               retry_errors=cfg.eval.retry_errors)
+            for path in write_exports(examples, result.records, run_dir=run_dir, passage_text=texts):
+                tracker.log_artifact(path)
             judged = judge_result(cfg, examples, result, embedder=session.retriever.embedder, passage_text=texts, say=console.print)
             tracker.log_metrics(judged)
             for name in ("hm.jsonl", "ambiguity.jsonl"):

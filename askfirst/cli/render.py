@@ -65,7 +65,7 @@ def print_summary(summary: dict, *, k: int) -> None:
     metrics.add_column("metric")
     metrics.add_column("value")
     for key in ("outcome_correct", "route_correct", "answer_correct", "answer_f1", f"recall@{k}", f"ndcg@{k}", "ranking_recall@10",
-                "ranking_ndcg@5", "collection_mean_ranking_recall@10", "collection_mean_ranking_ndcg@5", "str_em", "citation_hit",
+                "ranking_ndcg@5", "unweighted_collection_mean_ranking_recall@10", "unweighted_collection_mean_ranking_ndcg@5", "str_em", "citation_hit",
                 "clarification_hit", "failed", "seconds_per_question", "lm_calls_per_question", "n"):
         metrics.add_row(key, _fmt(summary.get(key)))
     console.print(metrics)
@@ -81,11 +81,13 @@ def print_summary(summary: dict, *, k: int) -> None:
         parts = [f"{k} {_fmt(v)} (n={a.get('n_' + k)})" for k, v in a.items() if not k.startswith("n_")]
         console.print("Ambiguous questions (judge LM): " + "; ".join(parts))
     if "mtrag" in summary:
-        hm = Table(title="MTRAGEval generation scores (IDK-conditioned means; RB_agg with MiniLM cosine standing in for BERTScore)")
-        for col in ("RL_F", "RB_llm", "RB_agg", "HM", "IDK rate"):
-            hm.add_column(col)
         m = summary["mtrag"]
-        hm.add_row(_fmt(m["RL_F_cond"]), _fmt(m["RB_llm_cond"]), _fmt(m["RB_agg_cond"]), _fmt(m["HM"]), _fmt(m["idk_rate"]))
+        hm = Table(title=f"MTRAGEval generation scores (IDK-conditioned means; RB_agg with {m.get('rb_agg_similarity', 'minilm')} "
+                         "similarity standing in for BERTScore)")
+        for col in ("RL_F", "RB_llm", "RB_agg", "HM", "HM (2026-01 conditioning)", "IDK rate"):
+            hm.add_column(col)
+        hm.add_row(_fmt(m.get("RL_F_cond")), _fmt(m.get("RB_llm_cond")), _fmt(m.get("RB_agg_cond")), _fmt(m.get("HM")),
+                   _fmt(m.get("HM_2026_01")), _fmt(m.get("idk_rate")))
         console.print(hm)
 
 
