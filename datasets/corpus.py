@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from askfirst.datasets.errors import DataError
-from askfirst.datasets.jsonl import read_jsonl
+from askfirst.datasets.jsonl import decode_utf8, read_jsonl
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 
@@ -45,10 +45,7 @@ def _load_jsonl(path: Path) -> list[Document]:
 def _load_folder(folder: Path) -> list[Document]:
     docs = []
     for file in sorted(p for p in folder.rglob("*") if p.suffix.lower() in TEXT_SUFFIXES and p.is_file()):
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{file}: not UTF-8 text ({exc.reason})") from None
+        text = decode_utf8(file.read_bytes(), where=str(file))
         rel = file.relative_to(folder).as_posix()
         first = text.lstrip().splitlines()[0] if text.strip() else ""
         title = first.lstrip("# ").strip() if first.startswith("#") else file.stem.replace("_", " ")

@@ -22,8 +22,11 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"file not found: {p}")
-    with p.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    offset = 0
+    with p.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = decode_utf8(raw, where=f"{p}:{number}", offset=offset)
+            offset += len(raw)
             if not line.strip():
                 continue
             try:
@@ -33,6 +36,19 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             if not isinstance(record, dict):
                 raise DataError(f"{p}:{number}: expected a JSON object, got {type(record).__name__}")
             yield number, record
+
+
+def decode_utf8(data: bytes, *, where: str, offset: int = 0) -> str:
+    """``data`` as UTF-8 text.
+
+    Raises:
+        DataError: ``<where>: not UTF-8 text (byte N of the file: why)``, N counted from the file's start.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{where}: not UTF-8 text (byte {offset + exc.start} of the file: {exc.reason}); "
+                        "save it as UTF-8") from None
 
 
 def read_checkpoint(path: str | Path, *, key: str) -> dict[str, dict]:
@@ -84,6 +100,6 @@ def read_json(path: str | Path, *, what: str = "file") -> object:
     if not p.is_file():
         raise DataError(f"{what} not found: {p}")
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        return json.loads(decode_utf8(p.read_bytes(), where=str(p)))
     except json.JSONDecodeError as exc:
         raise DataError(f"{p}:{exc.lineno}: malformed JSON ({exc.msg})") from None

@@ -11,6 +11,7 @@ import dspy
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
+from askfirst.optimizers.checkpoint_signing import sign_checkpoints, verify_checkpoints
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import read_program_state
@@ -33,13 +34,17 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     cfg = config.compile
     metric = build_objective(cfg.objective, recall_k=cfg.recall_k, judges=judges)
     trainset, valset = scored_by(metric, trainset, "trainset"), scored_by(metric, valset, "valset")
-    optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=run_dir / cfg.optimizer, seed=config.seed,
-                                use_mlflow=use_mlflow)
-    if cfg.optimizer == "miprov2":
-        # MIPROv2 refuses a minibatch larger than the valset (its default is 35).
-        extra = {"minibatch_size": min(35, len(valset))} | ({} if cfg.auto else {"num_trials": cfg.num_trials or 5})
-        return optimizer.compile(program, trainset=trainset, valset=valset, **extra)
-    return optimizer.compile(program, trainset=trainset, valset=valset)
+    log_dir = run_dir / cfg.optimizer
+    verify_checkpoints(log_dir)  # before the optimiser unpickles anything it finds there
+    optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=log_dir, seed=config.seed, use_mlflow=use_mlflow)
+    try:
+        if cfg.optimizer == "miprov2":
+            # MIPROv2 refuses a minibatch larger than the valset (its default is 35).
+            extra = {"minibatch_size": min(35, len(valset))} | ({} if cfg.auto else {"num_trials": cfg.num_trials or 5})
+            return optimizer.compile(program, trainset=trainset, valset=valset, **extra)
+        return optimizer.compile(program, trainset=trainset, valset=valset)
+    finally:  # finished or interrupted: what the optimiser wrote is what a resume may read
+        sign_checkpoints(log_dir)
 
 
 def scored_by(metric, examples: list, what: str) -> list:

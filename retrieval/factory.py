@@ -16,11 +16,19 @@ from askfirst.retrieval.qdrant_store import PassageStore
 
 
 def collection_name(config: AskFirstConfig) -> str:
-    """The configured collection, else one derived from the corpus name (``demo``, a file stem, a folder name)."""
+    """The configured collection, else one derived from the corpus: ``demo``, a named benchmark source
+    (``mtrag``, ``urasys:squad2``), or a file or folder's name plus a hash of its resolved path, so two
+    different ``corpus.jsonl`` files in two folders never share (and mix in) one collection."""
     if config.data.collection:
         return config.data.collection
+    from askfirst.datasets.sources import CORPORA
+
     data = config.data
-    stem = "demo" if data.corpus == "demo" else resolve_corpus_path(data.corpus).stem or "corpus"
+    if data.corpus == "demo" or data.corpus.partition(":")[0] in CORPORA:
+        stem = data.corpus
+    else:
+        path = resolve_corpus_path(data.corpus).resolve()
+        stem = f"{path.stem or 'corpus'}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
     if data.corpus_scope == "questions":  # its own collection, so a full index of the corpus never leaks into it
         stem += "_for_" + hashlib.sha1(question_selection(config).encode()).hexdigest()[:8]
     return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)

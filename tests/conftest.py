@@ -143,6 +143,12 @@ def schema_lm():
 
 
 @pytest.fixture(autouse=True)
+def _own_checkpoint_key(monkeypatch, tmp_path_factory):
+    """Checkpoint signing keys live in a folder of the test session, never in the user's home."""
+    monkeypatch.setenv("ASKFIRST_CONFIG_DIR", str(tmp_path_factory.getbasetemp() / "askfirst-config"))
+
+
+@pytest.fixture(autouse=True)
 def _no_inherited_tracking_uri(monkeypatch):
     """``mlflow.set_tracking_uri`` also exports MLFLOW_TRACKING_URI (for child processes), which askfirst
     honours; without this, one test's store would become the next test's."""

@@ -107,6 +107,14 @@ def test_interrupted_compile_resumes_from_its_checkpoint(monkeypatch, capsys, tm
     assert "interrupted" in err, err[-500:]
     run_dir = next(resumed_root.glob("compile-*"))
     assert (run_dir / "gepa").is_dir() and not (run_dir / "program.json").exists()
+    assert (run_dir / "gepa" / "manifest.hmac.json").is_file()  # signed on the way out
+
+    state = run_dir / "gepa" / "gepa_state.bin"
+    good = state.read_bytes()
+    state.write_bytes(good + b".")  # a checkpoint this installation did not write
+    code, _, err = run_cli(monkeypatch, capsys, "compile", "--resume", str(run_dir))
+    assert code == 2 and "refusing to unpickle it" in err and "gepa_state.bin" in err
+    state.write_bytes(good)
 
     fake_lm.calls, fake_lm.stop_at = 0, None
     code, out, err = run_cli(monkeypatch, capsys, "compile", "--resume", str(run_dir))

@@ -86,5 +86,16 @@ def test_collection_name_follows_the_corpus(tmp_path):
     from askfirst.retrieval.factory import collection_name
 
     assert collection_name(load_config()) == "demo"
-    assert collection_name(load_config(overrides=[f"data.corpus={tmp_path}/my corpus.jsonl"])) == "my_corpus"
+    mine = collection_name(load_config(overrides=[f"data.corpus={tmp_path}/my corpus.jsonl"]))
+    assert mine.startswith("my_corpus_") and len(mine) == len("my_corpus_") + 8
     assert collection_name(load_config(overrides=["data.collection=x"])) == "x"
+    assert collection_name(load_config(overrides=["data.corpus=mtrag:cloud"])) == "mtrag_cloud"
+
+
+def test_two_corpora_with_one_file_name_get_two_collections(tmp_path):
+    from askfirst.retrieval.factory import collection_name
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    names = {collection_name(load_config(overrides=[f"data.corpus={tmp_path / d / 'corpus.jsonl'}"])) for d in "ab"}
+    assert len(names) == 2 and all(n.startswith("corpus_") for n in names)

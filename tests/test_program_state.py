@@ -70,3 +70,47 @@ def test_a_file_that_is_no_state_object_fails_before_any_work(tmp_path, text):
     path.write_text(text)
     with pytest.raises(DataError, match="compiled program"):
         program_state_path(path)
+
+
+def test_checkpoints_are_verified_against_this_installations_key(tmp_path, monkeypatch):
+    from askfirst.optimizers.checkpoint_signing import CheckpointTrustError, sign_checkpoints, verify_checkpoints
+
+    folder = tmp_path / "gepa"
+    folder.mkdir()
+    (folder / "gepa_state.bin").write_bytes(b"pickled state")
+    with pytest.raises(CheckpointTrustError, match="no valid manifest"):
+        verify_checkpoints(folder)
+    sign_checkpoints(folder)
+    verify_checkpoints(folder)
+    (folder / "extra.bin").write_bytes(b"dropped in later")
+    with pytest.raises(CheckpointTrustError, match="extra.bin was not written by this installation"):
+        verify_checkpoints(folder)
+    (folder / "extra.bin").unlink()
+    monkeypatch.setenv("ASKFIRST_CONFIG_DIR", str(tmp_path / "another-installation"))
+    with pytest.raises(CheckpointTrustError, match="gepa_state.bin"):
+        verify_checkpoints(folder)
+    verify_checkpoints(tmp_path / "absent")  # a fresh run has nothing to check
+
+
+def test_the_lm_cache_in_a_run_folder_never_runs_a_planted_pickle(tmp_path):
+    import os
+
+    import diskcache
+    import dspy
+
+    from askfirst.lm.factory import cache_dir, configure_dspy
+
+    marker = tmp_path / "pwned"
+
+    class Planted:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    config = load_config(overrides=[f"runs_dir={tmp_path}", "lm.model=openai/unused"])
+    plain = diskcache.FanoutCache(directory=str(cache_dir(config)), shards=16, timeout=10, disk=diskcache.Disk)
+    plain.set("key", Planted())
+    plain.close()
+    configure_dspy(config)
+    with pytest.raises(Exception, match="not in the safe_types allowlist"):
+        dspy.cache.disk_cache.get("key")
+    assert not marker.exists()

@@ -49,7 +49,10 @@ def build_adapter(lm: LMConfig) -> dspy.Adapter:
 
 def configure_dspy(config: AskFirstConfig) -> dspy.LM:
     """Configure DSPy's LM, adapter and on-disk cache (under ``runs/``) for this process."""
-    dspy.configure_cache(enable_disk_cache=config.lm.cache, enable_memory_cache=True, disk_cache_dir=str(cache_dir(config)))
+    # Restricted unpickling: the cache lives in the run folder's parent, which gets shared, and an unrestricted
+    # pickle from someone else's cache would run their code.
+    dspy.configure_cache(enable_disk_cache=config.lm.cache, enable_memory_cache=True, disk_cache_dir=str(cache_dir(config)),
+                         restrict_pickle=True)
     lm = build_lm(config.lm, seed=config.seed)
     dspy.configure(lm=lm, adapter=build_adapter(config.lm))
     return lm

@@ -26,11 +26,16 @@ def to_turns(conversation: str | list) -> list[Turn]:
         items = [{"role": "user", "content": conversation}]
     else:
         items = conversation
+    if not isinstance(items, list):
+        raise ConversationError(f"a conversation is a question or a list of {{role, content}} turns, not {type(items).__name__}")
     turns = []
-    for item in items:
+    for number, item in enumerate(items, start=1):
         if isinstance(item, Turn):
             turns.append(item)
             continue
+        if not isinstance(item, dict):
+            raise ConversationError(f"turn {number} is {type(item).__name__} {str(item)[:40]!r}; each turn is an object "
+                                    '{"role": "user" or "assistant", "content": "..."}')
         role = item.get("role", item.get("speaker", "user"))
         role = "assistant" if role in ("assistant", "agent", "system_response") else "user"
         turns.append(Turn(role, str(item.get("content", item.get("text", "")))))
