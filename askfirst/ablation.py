@@ -135,7 +135,8 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
               on_question=None, judge=None) -> list[dict]:
     """Evaluate every cell in its own folder (and nested MLflow run) and compare it with the reference cell.
 
-    The cells take the questions in turn (question 1 in every cell, then question 2, …), so an interrupted
+    The cells take the questions in turn (question 1 in every cell, then question 2, …; with ``eval.threads`` = n,
+    n questions at a time, concurrently), so an interrupted
     ablation leaves every cell answered on the same questions and a paired comparison is possible at any
     point. Answers are checkpointed per cell, so running it again over the same folder resumes.
 
@@ -163,12 +164,13 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
     programs = {c.name: program_for(configs[c.name], c) for c in spec.cells}
     lms = {c.name: lm_for(configs[c.name]) for c in spec.cells}
     last: dict = {}
-    for end in range(1, len(examples) + 1):
+    step = configs[spec.reference].eval.threads  # with threads > 1, each cell takes that many questions at a time, concurrently
+    for end in range(step, len(examples) + step, step):
         for cell in spec.cells:
             report = None if on_question is None else (lambda i, _, rec, name=cell.name: on_question(name, i, len(examples), rec))
             with dspy.context(lm=lms[cell.name]):
                 last[cell.name] = run_eval(programs[cell.name], examples[:end], run_dir=cell_dirs[cell.name], k=k, on_question=report,
-                                             retry_errors=configs[cell.name].eval.retry_errors)
+                                           retry_errors=configs[cell.name].eval.retry_errors, threads=step)
     results = []
     for cell in spec.cells:
         result = last[cell.name]

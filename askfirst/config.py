@@ -108,6 +108,9 @@ class EvalConfig(ConfigSection):
     rb_agg_similarity: Literal["lexical", "minilm"] = Field(
         "lexical", description="What stands in for BERTScore in RB_agg (offline): 'lexical' is MTRAG's own fallback (token recall vs the "
         "reference; token precision vs the passages), 'minilm' all-MiniLM-L6-v2 cosine; recorded with every judged score.")
+    threads: int = Field(1, ge=1, le=256, description="Questions answered concurrently (DSPy's ParallelExecutor), also by ablate. "
+                         "Raise it for an LM server; keep 1 for the in-process llama.cpp LM: it answers one call at a time, and two "
+                         "LM jobs on 2 cores are 10-30x slower, not 2x (measured).")
     retry_errors: bool = Field(True, description="On --resume, ask again the questions whose record is a failure (route 'error', often transient); false keeps them.")
     ambiguity: bool = Field(False, description="Ambiguous questions: Disambig-F1 and the 0-5 LLM-as-judge scores (ASQA, AmbigNQ), and whether a clarification asks for the missing info (URASys ambiguous sets); on judge_lm.")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,31 +50,53 @@ class EvalResult:
     run_dir: Path
 
 
+def answer_question(program: dspy.Module, example) -> dict:
+    """One question's record: the program's reply with its time and LM calls, or its failure (never raised)."""
+    start = time.perf_counter()
+    try:
+        with counting_lm_calls() as counter:  # per question and per thread, so concurrent questions count apart
+            pred = program(conversation=example.conversation)
+        return prediction_record(example, pred, seconds=time.perf_counter() - start, lm_calls=counter.count)
+    except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
+        logger.warning("question %s failed: %s", example.id, exc)
+        return failure_record(example, exc, seconds=time.perf_counter() - start)
+
+
 def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Path, k: int = 5,
-             on_question: Callable[[int, int, dict], None] | None = None, retry_errors: bool = True) -> EvalResult:
+             on_question: Callable[[int, int, dict], None] | None = None, retry_errors: bool = True, threads: int = 1) -> EvalResult:
     """Answer every example, appending each record to ``run_dir/predictions.jsonl`` as soon as it is done.
 
     Questions already in that file are not asked again, so an interrupted run resumes where it stopped;
     with ``retry_errors`` a question whose record is a failure (route ``error``, often transient) is asked
     again. An error in one question is recorded as that question's failure and the run goes on.
+
+    With ``threads`` > 1 the questions run concurrently on DSPy's ``ParallelExecutor``, which carries DSPy's
+    settings (LM, adapter, callbacks) into its threads. Lines are appended as questions finish (so in finishing
+    order); the records, scores and metrics are in question order, the same as with one thread.
     """
     out_path = run_dir / PREDICTIONS_FILE
     done = read_finished(out_path)
-    with out_path.open("a", encoding="utf-8") as out, counting_lm_calls() as counter:
-        for i, example in enumerate(examples, start=1):
-            if example.id in done and not (retry_errors and done[example.id]["route"] == "error"):
-                continue
-            start, calls_before = time.perf_counter(), counter.count
-            try:
-                pred = program(conversation=example.conversation)
-                rec = prediction_record(example, pred, seconds=time.perf_counter() - start, lm_calls=counter.count - calls_before)
-            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
-                logger.warning("question %s failed: %s", example.id, exc)
-                rec = failure_record(example, exc, seconds=time.perf_counter() - start)
-            append_record(out, rec)
-            done[example.id] = rec
-            if on_question:
-                on_question(i, len(examples), rec)
+    todo = [(i, e) for i, e in enumerate(examples, start=1) if not (e.id in done and not (retry_errors and done[e.id]["route"] == "error"))]
+    lock = threading.Lock()
+    with out_path.open("a", encoding="utf-8") as out:
+        def finish(item) -> None:
+            i, example = item
+            rec = answer_question(program, example)
+            with lock:
+                append_record(out, rec)
+                done[example.id] = rec
+                if on_question:
+                    on_question(i, len(examples), rec)
+
+        if threads <= 1:
+            for item in todo:
+                finish(item)
+        elif todo:
+            from dspy.utils.parallelizer import ParallelExecutor
+
+            # No straggler resubmission (a slow LM call is not a lost one) and no error budget: finish() never raises.
+            ParallelExecutor(num_threads=threads, disable_progress_bar=True, timeout=24 * 3600, straggler_limit=len(todo) + 1,
+                             max_errors=len(todo) + 1).execute(finish, todo)
     records = [done[e.id] for e in examples]
     scores = [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", ""), "collection": e.get("collection") or ""}
               for e, r in zip(examples, records, strict=True)]

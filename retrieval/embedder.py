@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,22 +32,40 @@ def resolve_model_dir(name: str) -> Path:
     return path
 
 
+# Batches up to this size (a question's queries) run on one torch thread: on a few short texts, torch's
+# intra-op threads spend more CPU spinning than computing (measured with bench/throughput_bench.py: askfirst's own
+# CPU per question 0.18 s with 2 threads, 0.06 s with 1). Index batches keep every thread.
+SMALL_BATCH = 16
+
+
 class Embedder:
-    """Normalised embeddings, so a dot product is the cosine similarity."""
+    """Normalised embeddings, so a dot product is the cosine similarity. Calls are serialised (one model, and
+    the torch thread count is set per call)."""
 
     def __init__(self, model_name: str = "all-MiniLM-L6-v2"):
+        import torch
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # a per-load progress bar is noise in CLI output and logs
+        self._lock = threading.Lock()
+        self._threads = torch.get_num_threads()
         self.model_name = model_name
         self._model = SentenceTransformer(str(resolve_model_dir(model_name)), device="cpu")
         self.dim = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension") else self._model.get_sentence_embedding_dimension())
 
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        import torch
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        with self._lock:
+            torch.set_num_threads(1 if len(texts) <= SMALL_BATCH else self._threads)
+            try:
+                return self._model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                                          show_progress_bar=False)
+            finally:
+                torch.set_num_threads(self._threads)
 
 
 @lru_cache(maxsize=4)

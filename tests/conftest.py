@@ -86,41 +86,18 @@ class SchemaFollowingEngine:
         self.scripted = scripted or {}
         self.calls = 0
 
-    @staticmethod
-    def _placeholder(type_text: str):
-        import re
-
-        if type_text.startswith("Literal["):
-            quoted = re.findall(r"'([^']*)'", type_text)
-            return quoted[0] if quoted else int(re.findall(r"-?\d+", type_text)[0])
-        if type_text.startswith(("list", "List", "QueryList", "NoteList", "IdList", "OptionList")):
-            return []
-        if type_text == "float":
-            return 0.5
-        if type_text == "int":
-            return 1
-        if type_text == "bool":
-            return True
-        return "placeholder text"
-
     def complete(self, request):
-        import json
-        import re
-
         from dspy.lm15 import Message, Response, TextPart, Usage
+
+        from askfirst.lm.schema_reply import output_fields, schema_reply
 
         self.calls += 1
         system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
-        section = system.split("Your output fields are:", 1)[1].split("All interactions", 1)[0] if "Your output fields are:" in system else ""
-        fields = re.findall(r"^\d+\. `(\w+)` \(([^)]*?)\)", section, flags=re.M)
-        if not fields:
-            text = "```\nAnswer only from the passages and cite passage ids.\n```"
-        else:
-            names = [n for n, _ in fields]
-            reply = next((r for key, r in self.scripted.items() if key in names), {})
-            if callable(reply):  # a reply that depends on the request: called with the user message's text
-                reply = reply(request.messages[-1].text or "")
-            text = json.dumps({n: reply.get(n, self._placeholder(t.strip())) for n, t in fields})
+        names = [n for n, _ in output_fields(system)]
+        reply = next((r for key, r in self.scripted.items() if key in names), {})
+        if callable(reply):  # a reply that depends on the request: called with the user message's text
+            reply = reply(request.messages[-1].text or "")
+        text = schema_reply(system, reply)
         return Response(id=None, model="schema-following", message=Message.assistant([TextPart(text)]), finish_reason="stop",
                         usage=Usage(input_tokens=0, output_tokens=0, total_tokens=0))
 

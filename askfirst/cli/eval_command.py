@@ -64,7 +64,7 @@ def evaluate(
 
             texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
             result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress,
-                              retry_errors=cfg.eval.retry_errors)
+                              retry_errors=cfg.eval.retry_errors, threads=cfg.eval.threads)
             for path in write_exports(examples, result.records, run_dir=run_dir, passage_text=texts):
                 tracker.log_artifact(path)
             judged = judge_result(cfg, examples, result, embedder=session.retriever.embedder, passage_text=texts, say=console.print)

@@ -1,0 +1,41 @@
+"""Concurrent evaluation: the same records and scores as one thread, per-question LM counts, DSPy settings in threads."""
+
+import json
+
+import dspy
+
+from askfirst.config import ProgramConfig
+from askfirst.datasets.questions import load_questions
+from askfirst.evaluate import PREDICTIONS_FILE, run_eval
+from askfirst.programs.notes_rag.program import IterativeNotesRAG
+
+SCRIPT = {
+    "queries": {"queries": ["lab fee"]},
+    "label": {"answering_sentences": ["A laboratory fee of EUR 85"], "label": "ANSWERABLE", "confidence": 0.9},
+    "cited_ids": {"answer": "The lab fee is EUR 85.", "cited_ids": ["fees-lab"]},
+}
+
+
+def _run(tmp_path, retriever, schema_lm, threads):
+    examples = load_questions("demo", limit=12)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    with dspy.context(lm=schema_lm(SCRIPT), adapter=dspy.JSONAdapter()):  # worker threads must see these settings
+        return examples, run_eval(program, examples, run_dir=tmp_path, threads=threads)
+
+
+def test_threads_give_the_same_records_and_scores_as_one_thread(tmp_path, retriever, schema_lm):
+    examples, one = _run(tmp_path / "one", retriever, schema_lm, threads=1)
+    _, many = _run(tmp_path / "many", retriever, schema_lm, threads=4)
+
+    def strip(records):
+        return [{k: v for k, v in r.items() if k != "seconds"} for r in records]
+
+    assert strip(many.records) == strip(one.records) and many.scores == one.scores
+    assert {k: v for k, v in many.summary.items() if k != "seconds_per_question"} == {
+        k: v for k, v in one.summary.items() if k != "seconds_per_question"}
+    assert all(r["route"] == "answer" and r["lm_calls"] == 3 for r in many.records)  # queries, label, answer: counted apart
+    lines = [json.loads(line) for line in (tmp_path / "many" / PREDICTIONS_FILE).read_text().splitlines()]
+    assert sorted(r["id"] for r in lines) == sorted(e.id for e in examples)  # one line per finished question
+    _, again = _run(tmp_path / "many", retriever, schema_lm, threads=4)
+    assert len((tmp_path / "many" / PREDICTIONS_FILE).read_text().splitlines()) == 12  # a resume asks nothing again
