@@ -239,5 +239,6 @@ def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...],
             row["stages"] = res.summary["stage_shares"]
         row["seconds_per_question"] = res.summary.get("seconds_per_question")
         row["lm_calls_per_question"] = res.summary.get("lm_calls_per_question")
+        row["tokens_per_question"] = (res.summary.get("tokens_in_per_question"), res.summary.get("tokens_out_per_question"))
         rows.append(row)
     return rows

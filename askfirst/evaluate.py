@@ -50,13 +50,35 @@ class EvalResult:
     run_dir: Path
 
 
+def token_usage(pred) -> dict:
+    """Input and output tokens of a reply's LM calls (DSPy's usage tracking), with litellm's cost where it knows
+    the model (``None`` for local models and unknown ones)."""
+    by_model = pred.get_lm_usage() or {} if hasattr(pred, "get_lm_usage") else {}
+    total_in = sum(u.get("prompt_tokens") or 0 for u in by_model.values())
+    total_out = sum(u.get("completion_tokens") or 0 for u in by_model.values())
+    cost = 0.0
+    for model, usage in by_model.items():
+        try:
+            import litellm
+
+            prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=usage.get("prompt_tokens") or 0,
+                                                                  completion_tokens=usage.get("completion_tokens") or 0)
+            cost += prompt_cost + completion_cost
+        except Exception:  # noqa: BLE001 - litellm does not know this model (a local one): no price
+            cost = None
+            break
+    return {"tokens_in": total_in, "tokens_out": total_out, "cost_usd": cost,
+            "tokens_by_model": {m: {"in": u.get("prompt_tokens") or 0, "out": u.get("completion_tokens") or 0} for m, u in by_model.items()}}
+
+
 def answer_question(program: dspy.Module, example) -> dict:
-    """One question's record: the program's reply with its time and LM calls, or its failure (never raised)."""
+    """One question's record: the program's reply with its time, LM calls and tokens, or its failure (never raised)."""
     start = time.perf_counter()
     try:
-        with counting_lm_calls() as counter:  # per question and per thread, so concurrent questions count apart
+        # per question and per thread, so concurrent questions count apart
+        with counting_lm_calls() as counter, dspy.context(track_usage=True):
             pred = program(conversation=example.conversation)
-        return prediction_record(example, pred, seconds=time.perf_counter() - start, lm_calls=counter.count)
+        return prediction_record(example, pred, seconds=time.perf_counter() - start, lm_calls=counter.count) | token_usage(pred)
     except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
         logger.warning("question %s failed: %s", example.id, exc)
         return failure_record(example, exc, seconds=time.perf_counter() - start)
@@ -104,6 +126,10 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
     summary |= per_collection(scores)
     summary["seconds_per_question"] = sum(r["seconds"] for r in records) / len(records)
     summary["lm_calls_per_question"] = sum(r["lm_calls"] for r in records) / len(records)
+    summary["tokens_in_per_question"] = sum(r.get("tokens_in") or 0 for r in records) / len(records)
+    summary["tokens_out_per_question"] = sum(r.get("tokens_out") or 0 for r in records) / len(records)
+    costs = [r.get("cost_usd") for r in records]
+    summary["cost_usd"] = sum(costs) if costs and all(c is not None for c in costs) else None
     write_atomic(run_dir / "scores.jsonl", "".join(json.dumps(s) + "\n" for s in scores))
     write_atomic(run_dir / "metrics.json", json.dumps(summary, indent=2))
     return EvalResult(records, scores, summary, run_dir)

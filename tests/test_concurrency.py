@@ -39,3 +39,28 @@ def test_threads_give_the_same_records_and_scores_as_one_thread(tmp_path, retrie
     assert sorted(r["id"] for r in lines) == sorted(e.id for e in examples)  # one line per finished question
     _, again = _run(tmp_path / "many", retriever, schema_lm, threads=4)
     assert len((tmp_path / "many" / PREDICTIONS_FILE).read_text().splitlines()) == 12  # a resume asks nothing again
+
+
+def test_records_carry_tokens_and_the_server_reports_real_usage(tmp_path, retriever, schema_lm):
+    import dataclasses
+
+    from dspy.lm15 import Usage
+
+    engine = schema_lm(SCRIPT).engine
+
+    class Counting(type(engine)):
+        def complete(self, request):
+            return dataclasses.replace(super().complete(request), usage=Usage(input_tokens=100, output_tokens=7, total_tokens=107))
+
+    lm = dspy.LM("test/tokens", engine=Counting(SCRIPT), cache=False)
+    examples = load_questions("demo", limit=2)
+    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        result = run_eval(program, examples, run_dir=tmp_path)
+    assert [(r["tokens_in"], r["tokens_out"]) for r in result.records] == [(300, 21), (300, 21)]  # three calls each
+    assert result.summary["tokens_in_per_question"] == 300 and result.summary["cost_usd"] is None  # no price for this model
+
+    from askfirst.serve.app import Variant, _usage
+
+    reply = Variant(program, lm, dspy.JSONAdapter()).answer([{"role": "user", "content": "Lab fee?"}])
+    assert _usage(reply) == {"prompt_tokens": 300, "completion_tokens": 21, "total_tokens": 321}

@@ -137,3 +137,41 @@ def test_a_failing_program_is_a_json_error_and_the_server_keeps_serving(retrieve
         r = _post(url, OK_BODY.replace(b'"askfirst"', b'"broken"'))
         assert r.status_code == 500 and r.json()["askfirst"]["route"] == "error" and "boom" in r.json()["error"]["message"]
         assert _post(url, OK_BODY).status_code == 200
+
+
+def test_a_client_that_disconnects_cancels_its_work_and_frees_the_lm(retriever, schema_lm):
+    from askfirst.programs.common.robust import call_predictor
+
+    class SlowSteps(dspy.Module):
+        """Forty slow LM steps: minutes of work unless the request is cancelled."""
+
+        def __init__(self):
+            super().__init__()
+            self.step = dspy.Predict("question -> answer")
+
+        def forward(self, conversation):
+            for _ in range(40):
+                out = call_predictor(self.step, "slow", retries=0, question=conversation[-1]["content"])
+            return dspy.Prediction(route="answer", answer=out.answer, citations=[], evidence=[])
+
+    class SlowEngine(type(schema_lm().engine)):
+        def complete(self, request):
+            time.sleep(0.1)
+            return super().complete(request)
+
+    engine = SlowEngine({})
+    slow = Variant(SlowSteps(), dspy.LM("test/slow", engine=engine, cache=False), dspy.JSONAdapter())
+    for url in _serve(create_app({"slow": slow, "askfirst": _variant(retriever, schema_lm)})):
+        with pytest.raises(httpx.TimeoutException):
+            _post_with(url, OK_BODY.replace(b'"askfirst"', b'"slow"'), timeout=0.5)  # the client gives up and disconnects
+        time.sleep(1.0)
+        calls = engine.calls
+        time.sleep(0.6)
+        assert engine.calls == calls < 40  # the work stopped, long before its forty steps
+        assert not slow.lock.locked()
+        started = time.perf_counter()
+        assert _post(url, OK_BODY).status_code == 200 and time.perf_counter() - started < 5
+
+
+def _post_with(server, body: bytes, *, timeout: float):
+    return httpx.post(f"{server}/chat/completions", content=body, headers={"content-type": "application/json"}, timeout=timeout)

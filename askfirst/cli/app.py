@@ -155,7 +155,8 @@ def serve(
         variants[path.name if path.is_dir() else path.parent.name] = Variant(load_compiled(program, path), session.lm, adapter, serialise=local)
     console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")
     try:
-        uvicorn.run(create_app(variants, api_key=api_key), host=host, port=port, log_level="warning")
+        # On SIGTERM, requests still running after a few seconds are cancelled (each stops at its next LM call).
+        uvicorn.run(create_app(variants, api_key=api_key), host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
     finally:
         session.close()
 

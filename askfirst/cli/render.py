@@ -66,8 +66,12 @@ def print_summary(summary: dict, *, k: int) -> None:
     metrics.add_column("value")
     for key in ("outcome_correct", "route_correct", "answer_correct", "answer_f1", f"recall@{k}", f"ndcg@{k}", "ranking_recall@10",
                 "ranking_ndcg@5", "unweighted_collection_mean_ranking_recall@10", "unweighted_collection_mean_ranking_ndcg@5", "str_em", "citation_hit",
-                "clarification_hit", "failed", "seconds_per_question", "lm_calls_per_question", "n"):
-        metrics.add_row(key, _fmt(summary.get(key)))
+                "clarification_hit", "evidence_f1", "failed", "seconds_per_question", "lm_calls_per_question", "tokens_in_per_question",
+                "tokens_out_per_question", "cost_usd", "n"):
+        if key in summary:
+            metrics.add_row(key, _fmt(summary.get(key)))
+    if summary.get("stage_shares"):
+        metrics.add_row("stage_shares", _fmt(summary["stage_shares"]))
     console.print(metrics)
     if summary.get("per_collection"):
         coll = Table(title="Retrieval per collection (the program's whole ranking, document level)")
@@ -93,7 +97,7 @@ def print_summary(summary: dict, *, k: int) -> None:
 
 def print_comparison(rows: list[dict], *, reference: str) -> None:
     """Each cell's means, and its difference from the reference with a paired-bootstrap 95% CI."""
-    skip = ("cell", "n", "seconds_per_question", "lm_calls_per_question")
+    skip = ("cell", "n", "seconds_per_question", "lm_calls_per_question", "tokens_per_question")
     keys = list(dict.fromkeys(k for row in rows for k in row if k not in skip and not k.endswith(".diff")))
     table = Table(title=f"Ablation: difference from {reference!r} [95% paired bootstrap CI]")
     table.add_column("cell")
@@ -102,12 +106,15 @@ def print_comparison(rows: list[dict], *, reference: str) -> None:
         table.add_column(key)
     table.add_column("s/question")
     table.add_column("LM calls/question")
+    table.add_column("tokens in/out per question")
     for row in rows:
         cells = []
         for key in keys:
             diff = row.get(f"{key}.diff")
             cells.append(_fmt(row.get(key)) + (f"  ({diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}])" if diff else ""))
-        table.add_row(row["cell"], str(row["n"]), *cells, _fmt(row["seconds_per_question"]), _fmt(row["lm_calls_per_question"]))
+        tokens = row.get("tokens_per_question") or (None, None)
+        table.add_row(row["cell"], str(row["n"]), *cells, _fmt(row["seconds_per_question"]), _fmt(row["lm_calls_per_question"]),
+                      f"{_fmt(tokens[0])} / {_fmt(tokens[1])}")
     console.print(table)
 
 

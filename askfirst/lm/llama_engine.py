@@ -7,6 +7,7 @@ with exactly the Signature's keys.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections import OrderedDict
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import ContextLengthError, Message, Response, TextPart, Usage, response_to_events
+
+from askfirst.cancellation import acquire, check_cancelled
 
 
 def _text(parts) -> str:
@@ -105,7 +108,10 @@ class LlamaCppEngine:
         }
         if cfg.top_p is not None:
             kwargs["top_p"] = cfg.top_p
-        with self._lock:
+        # llama-cpp-python's chat completion takes no stopping criteria, so a cancelled request stops before or
+        # after a call, not inside one: it never waits for the lock, and the reply of a call it was in is dropped.
+        acquire(self._lock)
+        with self._lock_held():
             try:
                 out = self._model(messages[0]["content"]).create_chat_completion(messages=messages, **kwargs)
             except ValueError as exc:
@@ -113,6 +119,7 @@ class LlamaCppEngine:
                     raise ContextLengthError(f"{exc} (n_ctx={self.n_ctx}; shorten inputs or raise lm.n_ctx)") from None
                 raise
             self.calls += 1
+        check_cancelled()  # nobody waits for this reply any more
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         return Response(
@@ -122,6 +129,13 @@ class LlamaCppEngine:
             finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
             usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"), total_tokens=usage.get("total_tokens")),
         )
+
+    @contextlib.contextmanager
+    def _lock_held(self):
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def stream(self, request):
         return response_to_events(self.complete(request))

@@ -7,7 +7,7 @@ final chunk when streaming), so a plain OpenAI client still works and an askfirs
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import hmac
 import json
 import logging
@@ -19,13 +19,16 @@ from dataclasses import dataclass, field
 import dspy
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
+from askfirst.cancellation import SETTING as CANCEL_SETTING
+from askfirst.cancellation import Cancelled, acquire
 from askfirst.programs.common.conversation import ConversationError, to_turns
 from askfirst.serve.schema import ChatCompletionRequest
 
 MAX_REQUEST_BYTES = 256 * 1024
+DISCONNECT_POLL_SECONDS = 0.25
 SUPPORTED_ROLES = ("system", "user", "assistant")
 logger = logging.getLogger(__name__)
 
@@ -46,9 +49,17 @@ class Variant:
     serialise: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self, turns: list[dict]) -> dspy.Prediction:
-        with self.lock if self.serialise else contextlib.nullcontext(), dspy.context(lm=self.lm, adapter=self.adapter):
-            return self.program(conversation=turns)
+    def answer(self, turns: list[dict], cancel: threading.Event | None = None) -> dspy.Prediction:
+        """The program's reply; with ``cancel`` set (the client left, the server stops) it stops at its next LM call."""
+        cancel = cancel or threading.Event()
+        with dspy.context(lm=self.lm, adapter=self.adapter, track_usage=True, **{CANCEL_SETTING: cancel}):
+            if not self.serialise:
+                return self.program(conversation=turns)
+            acquire(self.lock)  # a request queued behind another gives up when it is cancelled
+            try:
+                return self.program(conversation=turns)
+            finally:
+                self.lock.release()
 
 
 async def read_bounded_body(request: Request, limit: int) -> bytes:
@@ -94,11 +105,19 @@ def _askfirst_field(pred: dspy.Prediction) -> dict:
     }
 
 
+def _usage(pred: dspy.Prediction) -> dict:
+    """The real token counts of the reply's LM calls (all steps, all LMs)."""
+    usage = (pred.get_lm_usage() if hasattr(pred, "get_lm_usage") else None) or {}
+    prompt = sum(u.get("prompt_tokens") or 0 for u in usage.values())
+    completion = sum(u.get("completion_tokens") or 0 for u in usage.values())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
 def _completion(model: str, pred: dspy.Prediction) -> dict:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": pred.answer}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, "askfirst": _askfirst_field(pred),
+        "usage": _usage(pred), "askfirst": _askfirst_field(pred),
     }
 
 
@@ -155,8 +174,21 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
             raise HTTPException(400, str(exc)) from None
         from starlette.concurrency import run_in_threadpool
 
+        cancel = threading.Event()
+        work = asyncio.ensure_future(run_in_threadpool(variants[req.model].answer, turns, cancel))
         try:
-            pred = await run_in_threadpool(variants[req.model].answer, turns)
+            while not work.done():  # a client that disconnects cancels its work, which frees the LM for the next one
+                await asyncio.wait({work}, timeout=DISCONNECT_POLL_SECONDS)
+                if not work.done() and await request.is_disconnected():
+                    cancel.set()
+                    logger.info("client disconnected; its request is cancelled")
+                    return Response(status_code=499)
+            pred = work.result()
+        except asyncio.CancelledError:  # the server is shutting down
+            cancel.set()
+            raise
+        except Cancelled:
+            return Response(status_code=499)
         except Exception as exc:  # noqa: BLE001 - one request's failure is its error reply; the server keeps serving
             logger.exception("request failed")
             return JSONResponse(status_code=500, content={"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"},

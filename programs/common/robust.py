@@ -7,6 +7,8 @@ import logging
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
+from askfirst.cancellation import check_cancelled
+
 logger = logging.getLogger(__name__)
 
 
@@ -27,6 +29,7 @@ def call_predictor(predictor: dspy.Module, step: str, *, retries: int, **inputs)
     """
     last: Exception | None = None
     for attempt in range(retries + 1):
+        check_cancelled()  # a request nobody waits for any more stops here, before its next LM call
         try:
             if attempt == 0:
                 return predictor(**inputs)
