@@ -57,3 +57,22 @@ def test_tuning_picks_the_threshold_with_the_best_hm(retriever, schema_lm):
     assert by_t[0.4]["RL_F_cond"] == pytest.approx(2 / 3) and by_t[0.8]["RL_F_cond"] == pytest.approx(1 / 3)
     assert by_t[0.4]["HM"] == pytest.approx(2 / 3) and by_t[0.8]["HM"] == pytest.approx(1 / 3)
     assert result["threshold"] == 0.4 and result["HM"] == by_t[0.4]["HM"]  # 0.2 ties; the one nearer 0.5 wins
+
+
+def test_tuning_records_a_failed_question_and_resumes(tmp_path):
+    from askfirst.programs.base import Reply
+    from tests.test_resume import FlakyJudges
+
+    class Confident(dspy.Module):
+        def forward(self, conversation):
+            return Reply(route="answer", answer="EUR 85.", label="ANSWERABLE", confidence=0.9)
+
+    valset = [dspy.Example(id=q, conversation=[{"role": "user", "content": f"question {q}?"}], answerability="ANSWERABLE",
+                           gold_answers=[], reference="") for q in ("a", "b", "c")]
+    checkpoint = tmp_path / "threshold_rows.jsonl"
+    flaky = FlakyJudges(fail_id="question b?")
+    first = tune_threshold(Confident(), valset, flaky, candidates=(0.5,), checkpoint=checkpoint)
+    assert first["n_failed"] == 1 and "judge LM down" in checkpoint.read_text()
+    again = FlakyJudges()
+    second = tune_threshold(Confident(), valset, again, candidates=(0.5,), checkpoint=checkpoint)
+    assert set(again.calls) == {"question b?"} and second["n_failed"] == 0 and second["table"][0]["HM"] == pytest.approx(0.5)

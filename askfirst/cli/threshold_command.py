@@ -17,6 +17,7 @@ def tune_threshold_(
     program: Annotated[Path | None, typer.Option(help="Compiled program (run folder or program.json) to tune.")] = None,
     questions: Annotated[str | None, typer.Option(help="Question set; its validation half (by conversation) is used.")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions before splitting.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="An interrupted tune-threshold run folder: questions judged there are not judged again.")] = None,
 ) -> None:
     """Tune the abstention threshold (program.answer_threshold) against the IDK-conditioned HM on the validation half."""
     from rich.table import Table
@@ -31,18 +32,26 @@ def tune_threshold_(
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
-    cfg = resolve(config, set_, [*data_overrides(questions, limit), "program.answer_threshold=null"])
+    from askfirst.config import ConfigError, load_config
+
+    if resume:
+        if config or set_ or questions or limit:
+            raise ConfigError(f"--resume continues {resume} with its saved config.yaml; --config, --set, --questions and --limit cannot change it")
+        cfg = load_config(resume / "config.yaml", overrides=["program.answer_threshold=null"])
+    else:
+        cfg = resolve(config, set_, [*data_overrides(questions, limit), "program.answer_threshold=null"])
     if program:
         program_state_path(program)
     val = configured_questions(cfg, split="validation")
-    run_dir = new_run_dir(cfg, "threshold")
+    run_dir = resume or new_run_dir(cfg, "threshold")
     console.print(f"run folder: {run_dir}  (validation questions: {len(val)})")
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     try:
         if program:
             load_compiled(session.program, program)
         with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "tune-threshold"}) as tracker:
-            result = tune_threshold(session.program, val, build_judges(cfg, session.retriever.embedder))
+            result = tune_threshold(session.program, val, build_judges(cfg, session.retriever.embedder),
+                                    checkpoint=run_dir / "threshold_rows.jsonl")
             for step, row in enumerate(result["table"]):
                 tracker.log_metrics({"threshold": row["threshold"], "HM": row["HM"], "idk_rate": row["idk_rate"]}, step=step)
             tuned = cfg.model_copy(deep=True)
