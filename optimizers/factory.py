@@ -31,3 +31,24 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
         budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
     return dspy.MIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
                         seed=seed, **budget)
+
+
+GEPA_MINIBATCH = 3  # GEPA's default reflection minibatch
+
+
+def budget_warning(cfg: CompileConfig, *, n_train: int, n_val: int) -> str | None:
+    """Why an explicit GEPA budget cannot propose anything, or ``None`` when it can (or the budget is a preset).
+
+    GEPA first scores the seed program on the whole valset; one reflection round then scores a minibatch of the
+    trainset with the parent and with the new candidate. A budget below that ends before any proposal, and the
+    "compiled" program is the seed.
+    """
+    if cfg.optimizer != "gepa" or cfg.auto:
+        return None
+    needed = n_val + 2 * min(GEPA_MINIBATCH, n_train)
+    budget = cfg.max_metric_calls if cfg.max_metric_calls else (cfg.max_full_evals or 0) * (n_train + n_val)
+    if budget >= needed:
+        return None
+    return (f"GEPA's budget of {budget} metric calls cannot cover the seed evaluation ({n_val} validation questions) plus one "
+            f"reflection round ({2 * min(GEPA_MINIBATCH, n_train)} calls): nothing will be proposed. Raise compile.max_metric_calls "
+            f"to at least {needed}.")

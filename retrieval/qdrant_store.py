@@ -40,7 +40,14 @@ class PassageStore:
                 self.client = QdrantClient(path=str(path))
         except RuntimeError as exc:  # local mode holds a lock: a second process on the same folder fails here
             raise StoreError(f"cannot open the Qdrant store at {url or path}: {exc}") from None
-        if not self.client.collection_exists(collection):
+        try:
+            exists = self.client.collection_exists(collection)
+        except Exception as exc:  # noqa: BLE001 - connection refused, DNS, timeout: qdrant-client raises several kinds
+            if not url:
+                raise
+            raise StoreError(f"the Qdrant server at {url} does not answer ({type(exc).__name__}: {str(exc)[:200]}); "
+                             "start it, or check retriever.qdrant_url (unset it for the local store under runs/)") from None
+        if not exists:
             self.client.create_collection(collection, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE))
         else:
             size = self.client.get_collection(collection).config.params.vectors.size

@@ -73,3 +73,18 @@ def test_clarion_warns_when_it_cuts_a_long_question(use_dummy_lm, retriever):
     program = ClarionProgram(retriever, ClarionConfig(max_iterations=2), ProgramConfig(max_question_chars=20), retries=0)
     reply = program(conversation="What is the laboratory fee for CHEM 101L this year?")
     assert reply.warnings == ["question cut from 51 to 20 characters"]
+
+
+def test_a_qdrant_server_that_does_not_answer_is_one_clear_error():
+    import socket
+    import time
+
+    from askfirst.retrieval.qdrant_store import PassageStore, StoreError
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.perf_counter()
+    with pytest.raises(StoreError, match=f"the Qdrant server at http://127.0.0.1:{port} does not answer"):
+        PassageStore(collection="x", dim=4, url=f"http://127.0.0.1:{port}")
+    assert time.perf_counter() - started < 30

@@ -89,3 +89,14 @@ def test_saved_program_holds_no_lm_and_reloaded_steps_keep_their_configured_lm(t
     assert fresh.responders.complete.signature.instructions == "Answer tersely."
     assert all(p.lm is other for _, p in fresh.retrieval.named_predictors())
     assert fresh.responders.complete.lm is None  # steps without their own LM use the configured default
+
+
+def test_a_gepa_budget_too_small_to_propose_anything_is_warned_about():
+    from askfirst.config import CompileConfig
+    from askfirst.optimizers.factory import budget_warning
+
+    small = CompileConfig(auto=None, max_metric_calls=10)
+    assert "at least 18" in budget_warning(small, n_train=12, n_val=12)
+    assert budget_warning(CompileConfig(auto=None, max_metric_calls=18), n_train=12, n_val=12) is None
+    assert budget_warning(CompileConfig(auto=None, max_full_evals=1), n_train=12, n_val=12) is None
+    assert budget_warning(CompileConfig(), n_train=12, n_val=12) is None  # a preset sizes itself

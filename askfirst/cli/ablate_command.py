@@ -91,12 +91,19 @@ def ablate(
     cells: Annotated[str | None, typer.Option(help="Comma-separated cells to run (they must include the reference), e.g. "
                                                    "urasys,foundation: a cheaper run of a costly grid. With --resume, a cell "
                                                    "the run has not run yet is added to it.")] = None,
+    format_: Annotated[str | None, typer.Option("--format", help="Also write the comparison as comparison.md, .csv or .tex "
+                                                               "(md, csv, latex) in the run folder.")] = None,
 ) -> None:
     """Run every cell of an ablation grid over one question set; compare each with the reference cell (paired bootstrap 95% CIs).
 
     The cells take the questions in turn, so an interrupted ablation has every cell on the same questions.
     """
     from dataclasses import replace
+
+    from askfirst.table_export import FORMATS
+
+    if format_ is not None and format_ not in FORMATS:
+        raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
 
     from askfirst.ablation import load_spec, run_cells
     from askfirst.cli.render import console, print_comparison
@@ -166,4 +173,9 @@ def ablate(
     finally:
         session.close()
     print_comparison(rows, reference=spec.reference)
+    if format_:
+        from askfirst.table_export import EXTENSIONS, comparison_table, render
+
+        path = write_atomic(run_dir / f"comparison.{EXTENSIONS[format_]}", render(*comparison_table(rows), format_))
+        console.print(f"comparison table: {path}")
     console.print(f"outputs: {run_dir}")

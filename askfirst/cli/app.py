@@ -211,14 +211,21 @@ def runs(
     limit: Annotated[int, typer.Option(help="How many of the newest runs.")] = 20,
     compare: Annotated[list[str] | None, typer.Option(help="Run names to compare side by side (repeatable).")] = None,
     plot: Annotated[Path | None, typer.Option(help="Also write a PNG: compile runs' optimisation curves, other runs' metrics.")] = None,
+    format_: Annotated[str | None, typer.Option("--format", help="Print the table as md, csv or latex instead.")] = None,
 ) -> None:
     """List tracked runs (newest first) with their main metrics, or compare named runs."""
     from askfirst.cli.render import console, print_runs
     from askfirst.run_list import list_runs
+    from askfirst.table_export import FORMATS, records_table, render
 
+    if format_ is not None and format_ not in FORMATS:
+        raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
     cfg = resolve(config, set_)
     rows = list_runs(cfg, kind=kind, limit=limit, names=compare)
-    print_runs(rows)
+    if format_:
+        typer.echo(render(*records_table(rows, skip=("run_id",)), format_), nl=False)
+    else:
+        print_runs(rows)
     if plot and rows:
         from askfirst.run_plot import plot_runs
         from askfirst.tracking import tracking_uri

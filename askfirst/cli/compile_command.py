@@ -42,6 +42,11 @@ def compile_(
         cfg = resolve(config, set_, extra + data_overrides(questions, limit))
         run_dir = None
     train, val = split_by_conversation(configured_questions(cfg, split="all"), train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
+    from askfirst.optimizers.factory import budget_warning
+
+    warning = budget_warning(cfg.compile, n_train=len(train), n_val=len(val))
+    if warning:  # said before any index or LM work, so the user can stop and raise it
+        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
     run_dir = run_dir or new_run_dir(cfg, "compile")
     console.print(f"run folder: {run_dir}  (train {len(train)}, validation {len(val)}){'  resuming' if resume else ''}")
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
