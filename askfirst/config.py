@@ -192,6 +192,8 @@ def _field_takes_text(dotted: str) -> bool:
             return False  # unknown key: validation reports it
         annotation = fields[part].annotation
         model = annotation
+    if get_origin(annotation) is Literal:  # "off", "yes", "no" are labels here, not YAML booleans
+        return all(isinstance(arg, str) for arg in get_args(annotation))
     return annotation is str or (get_origin(annotation) in (Union, UnionType) and str in get_args(annotation))
 
 

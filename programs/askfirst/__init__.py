@@ -1,0 +1,20 @@
+"""The askfirst program (``program.kind=askfirst``): the other programs' strategies as stages of one program; section ``askfirst``."""
+
+from askfirst.programs.askfirst.config import AskfirstConfig
+from askfirst.programs.base import ProgramSpec
+
+
+def _build(config, resources, registry):
+    from askfirst.programs.askfirst.program import AskFirstProgram
+
+    # Composed through the registry: the notes program's loop, re-ranker, classifier and responders are its stages.
+    notes = registry.build("notes_rag", config)
+    return AskFirstProgram(resources, config.askfirst, config.program, notes=notes, retries=config.lm.parse_retries)
+
+
+SPEC = ProgramSpec(
+    name="askfirst", build=_build, section="askfirst", config_model=AskfirstConfig,
+    description="askfirst: standalone question, complexity router, notes loop, ambiguity check (detector and evidence divergence) "
+                "that asks first, answerability router with escalation, responders",
+    lm_roles={"retrieval_lm": ("rewrite", "retrieval.", "reranker.", "expand", "candidate")},
+)

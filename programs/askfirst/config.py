@@ -1,0 +1,26 @@
+"""The askfirst program's config section (``askfirst``): which stages run, and how it decides to ask first."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from askfirst.config import ConfigSection
+
+
+class AskfirstConfig(ConfigSection):
+    """The composed program (program.kind=askfirst). Every stage is a switch, so an ablation is a config change;
+    the notes loop, re-ranker, classifier and responders it composes keep their ``program`` settings."""
+
+    standalone: bool = Field(True, description="Rewrite a follow-up question into a self-contained one before retrieval (off: search the last turn).")
+    complexity_router: Literal["lm", "simple", "complex"] = Field(
+        "lm", description="R2RAG's router: simple -> one retrieval round, complex -> the query-generator <-> notes-builder loop; or force one.")
+    ambiguity: Literal["off", "detector", "divergence", "both", "either"] = Field(
+        "either", description="When to ask first: CLARION's detector (grounded in the top passages) says ambiguous, the evidence "
+        "diverges (two or more passages from different documents give different answers), both, or either.")
+    divergence_passages: int = Field(4, ge=2, le=8, description="Top passages (from distinct documents) asked for a candidate answer each.")
+    mode: Literal["ask_first", "answer_all"] = Field("ask_first", description="ask_first: an ambiguous question gets a clarifying "
+                                                     "question naming the readings; answer_all: it is answered over all of them (ASQA-style benchmarks).")
+    escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
+    escalate_below: float = Field(0.6, ge=0, le=1, description="Escalate an 'I don't know' or partial route whose P(answerable) is below this.")
