@@ -115,8 +115,8 @@ def _paired_hm(ref: list[dict], other: list[dict], *, seed: int) -> tuple[float,
     """HM's difference with a paired interval: questions resampled, HM (a harmonic mean of per-metric means) recomputed."""
     import numpy as np
 
-    from askfirst.optimizers.mtrag_formulas import harmonic_mean
-    from askfirst.stats import paired_bootstrap_statistic
+    from askfirst.evaluation.mtrag_formulas import harmonic_mean
+    from askfirst.evaluation.stats import paired_bootstrap_statistic
 
     pairs = [(o["hm_conditioned"], r["hm_conditioned"]) for r, o in zip(ref, other, strict=True)
              if r.get("hm_conditioned") and o.get("hm_conditioned")]
@@ -155,7 +155,7 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
     import dspy
 
     from askfirst.config import save_resolved
-    from askfirst.evaluate import run_eval
+    from askfirst.evaluation.runner import run_eval
     from askfirst.tracking import child_run
 
     cell_dirs = {c.name: run_dir / c.name.replace("/", "_") for c in spec.cells}
@@ -198,9 +198,9 @@ JUDGED = (("mtrag", "HM"),)
 def _with_judged(scores: list[dict], cell_dir: Path) -> list[dict]:
     """Each question's scores with its judged ``JUDGED_PER_QUESTION`` scores (None where it was not judged)."""
     from askfirst.datasets.jsonl import read_checkpoint
-    from askfirst.evaluate import AMBIGUITY_FILE
+    from askfirst.evaluation.runner import AMBIGUITY_FILE
 
-    from askfirst.programs.mtrag_judges import METRICS
+    from askfirst.evaluation.mtrag_judges import METRICS
 
     judged = read_checkpoint(cell_dir / AMBIGUITY_FILE, key="id")
     hm = read_checkpoint(cell_dir / "hm.jsonl", key="id")
@@ -215,7 +215,7 @@ def _with_judged(scores: list[dict], cell_dir: Path) -> list[dict]:
 
 def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...], seed: int = 0) -> list[dict]:
     """One row per cell: each metric's mean and, except for the reference, its paired difference with a 95% CI."""
-    from askfirst.stats import paired_bootstrap
+    from askfirst.evaluation.stats import paired_bootstrap
 
     ref = next(r for r in results if r.cell.name == reference)
     rows = []

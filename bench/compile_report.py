@@ -22,7 +22,7 @@ def hm_from_rows(path: Path) -> dict:
     """The judged means from ``hm.jsonl`` (for runs whose metrics.json predates the judging being saved there)."""
     from types import SimpleNamespace
 
-    from askfirst.programs.mtrag_judges import aggregate_hm
+    from askfirst.evaluation.mtrag_judges import aggregate_hm
 
     if not path.is_file():
         return {}

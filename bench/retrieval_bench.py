@@ -24,7 +24,7 @@ from pathlib import Path
 from askfirst.datasets.corpus import load_corpus
 from askfirst.datasets.mtrag import COLLECTIONS, load_mtrag_tasks, passage_pool_path
 from askfirst.datasets.shared_data import shared_data_dir
-from askfirst.optimizers.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
+from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import build_index

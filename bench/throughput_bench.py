@@ -42,7 +42,7 @@ def main() -> None:
 
     from askfirst.config import builtin_config_path, load_config
     from askfirst.datasets.splits import configured_questions
-    from askfirst.evaluate import run_eval
+    from askfirst.evaluation.runner import run_eval
     from askfirst.session import open_session
 
     mock, url = start_mock(args.latency)

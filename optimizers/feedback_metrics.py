@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.evaluate import prediction_record
-from askfirst.optimizers.retrieval_metrics import recall_at_k
-from askfirst.optimizers.scoring import score_prediction
+from askfirst.evaluation.runner import prediction_record
+from askfirst.evaluation.retrieval_metrics import recall_at_k
+from askfirst.evaluation.scoring import score_prediction
 
 
 def _record(gold, pred) -> dict:
@@ -118,7 +118,7 @@ class HMMetric(_Metric):
     def score(self, gold, pred) -> tuple[float, str]:
         if pred.route == "error":
             return 0.0, f"A step failed to produce a parseable reply: {pred.answer}"
-        from askfirst.programs.mtrag_judges import judge_reply
+        from askfirst.evaluation.mtrag_judges import judge_reply
 
         out = judge_reply(self.judges, gold, pred.answer, [p.text for p in pred.get("evidence") or []])
         parts = ", ".join(f"{m}={v:.2f}" for m, v in out.conditioned.items())
@@ -144,7 +144,7 @@ class StrEMMetric(_Metric):
         return bool(gold.get("qa_pairs"))
 
     def score(self, gold, pred) -> tuple[float, str]:
-        from askfirst.optimizers.ambiguity_metrics import str_em
+        from askfirst.evaluation.ambiguity_metrics import str_em
 
         pairs = gold.get("qa_pairs")
         if not pairs:

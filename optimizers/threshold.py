@@ -16,7 +16,7 @@ import dspy
 from askfirst.datasets.jsonl import append_record, read_checkpoint
 
 from askfirst.programs.common.answerability import p_answerable
-from askfirst.programs.mtrag_judges import aggregate_hm, judge_reply
+from askfirst.evaluation.mtrag_judges import aggregate_hm, judge_reply
 from askfirst.programs.common.routes import IDK_MESSAGE
 
 DEFAULT_CANDIDATES = tuple(round(i * 0.05, 2) for i in range(21))

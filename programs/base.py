@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import dspy
 
-from askfirst.optimizers.retrieval_metrics import unique_in_order
+from askfirst.evaluation.retrieval_metrics import unique_in_order
 from askfirst.retrieval.chunking import Passage
 
 if TYPE_CHECKING:

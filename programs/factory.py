@@ -2,7 +2,7 @@
 
 from askfirst.config import AskFirstConfig
 from askfirst.lm.factory import build_lm
-from askfirst.programs.mtrag_judges import MTRAGJudges
+from askfirst.evaluation.mtrag_judges import MTRAGJudges
 
 
 def build_program(config: AskFirstConfig, resources, *, store=None):
@@ -31,7 +31,7 @@ def build_extractor(config: AskFirstConfig):
     """Disambig-F1's short-answer extractor on ``judge_lm`` (else ``lm``); an unparseable reply extracts nothing."""
     import dspy
 
-    from askfirst.optimizers.ambiguity_metrics import lm_extractor
+    from askfirst.evaluation.ambiguity_metrics import lm_extractor
     from askfirst.programs.common.robust import StepFailed, call_predictor
     from askfirst.signatures.clarion import ExtractShortAnswer
 
@@ -49,7 +49,7 @@ def build_extractor(config: AskFirstConfig):
 
 def build_ambiguity_judges(config: AskFirstConfig):
     """The judges for ambiguous questions (long-answer ratings, asks-for-info) on ``judge_lm`` (else ``lm``)."""
-    from askfirst.programs.ambiguity_judges import AmbiguityJudges
+    from askfirst.evaluation.ambiguity_judges import AmbiguityJudges
 
     judges = AmbiguityJudges(retries=config.lm.parse_retries)
     _on_judge_lm(judges, config)

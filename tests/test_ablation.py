@@ -9,7 +9,7 @@ from askfirst.ablation import load_spec, run_cells
 from askfirst.config import ConfigError, load_config
 from askfirst.datasets.questions import load_questions
 from askfirst.programs.factory import build_program
-from askfirst.stats import paired_bootstrap
+from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.tracking import Tracker
 
 
@@ -115,8 +115,8 @@ def test_paired_bootstrap_is_scipys_bca_and_hm_gets_a_paired_interval():
     import numpy as np
     from scipy import stats
 
-    from askfirst.optimizers.mtrag_formulas import harmonic_mean
-    from askfirst.stats import paired_bootstrap_statistic
+    from askfirst.evaluation.mtrag_formulas import harmonic_mean
+    from askfirst.evaluation.stats import paired_bootstrap_statistic
 
     rng = np.random.default_rng(1)
     a, b = rng.random(40), rng.random(40) * 0.8

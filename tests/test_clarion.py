@@ -4,7 +4,7 @@ import pytest
 
 from askfirst.config import ProgramConfig
 from askfirst.programs.clarion.config import ClarionConfig
-from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
+from askfirst.evaluation.ambiguity_metrics import disambig_f1, str_em
 from askfirst.programs.clarion.program import UNRESOLVED, ClarionProgram
 
 AMBIGUOUS = {"is_ambiguous": True, "ambiguity_type": "semantic", "ambiguous_aspects": ["which fee"], "clarification_needed": "the fee type"}
@@ -83,7 +83,7 @@ def test_plugs_into_the_same_factory_and_eval_records(retriever, use_dummy_lm):
     import dspy
 
     from askfirst.config import load_config
-    from askfirst.evaluate import prediction_record
+    from askfirst.evaluation.runner import prediction_record
     from askfirst.programs.factory import build_program
 
     program = build_program(load_config(overrides=["program.kind=clarion", "clarion.mode=ask_first"]), retriever)

@@ -6,7 +6,7 @@ import dspy
 
 from askfirst.config import ProgramConfig
 from askfirst.datasets.questions import load_questions
-from askfirst.evaluate import PREDICTIONS_FILE, run_eval
+from askfirst.evaluation.runner import PREDICTIONS_FILE, run_eval
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
 SCRIPT = {

@@ -7,7 +7,7 @@ import pytest
 
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.questions import load_questions
-from askfirst.evaluate import PREDICTIONS_FILE, run_eval
+from askfirst.evaluation.runner import PREDICTIONS_FILE, run_eval
 from askfirst.retrieval.chunking import Passage
 
 
@@ -116,8 +116,8 @@ def test_lm_calls_are_counted_per_question(tmp_path, use_dummy_lm, retriever):
 def test_ambiguity_scores_cover_only_ambiguous_questions(tmp_path, schema_lm):
     import dspy
 
-    from askfirst.evaluate import ambiguity_scores
-    from askfirst.programs.ambiguity_judges import AmbiguityJudges
+    from askfirst.evaluation.runner import ambiguity_scores
+    from askfirst.evaluation.ambiguity_judges import AmbiguityJudges
 
     asqa = dspy.Example(id="amb", conversation=[{"role": "user", "content": "Who directed it?"}],
                         qa_pairs=[("Who directed the 1998 film?", ["John Smith"]), ("Who directed the remake?", ["Ann Lee"])])

@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from askfirst.optimizers.answer_metrics import best_token_f1, contains_any, normalize_answer, token_f1
-from askfirst.optimizers.retrieval_metrics import ndcg_at_k, recall_at_k
+from askfirst.evaluation.answer_metrics import best_token_f1, contains_any, normalize_answer, token_f1
+from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
 from askfirst.retrieval.fusion import reciprocal_rank_fusion
 
 

@@ -4,8 +4,8 @@ import dspy
 import numpy as np
 import pytest
 
-from askfirst.optimizers.mtrag_formulas import condition, harmonic_mean, rb_agg, rouge_l_f
-from askfirst.programs.mtrag_judges import MTRAGJudges, aggregate_hm
+from askfirst.evaluation.mtrag_formulas import condition, harmonic_mean, rb_agg, rouge_l_f
+from askfirst.evaluation.mtrag_judges import MTRAGJudges, aggregate_hm
 
 
 def test_rouge_l_hand_computed():
@@ -83,7 +83,7 @@ def test_clarification_judge_and_unparseable_fallback(schema_lm):
 def test_hm_metric_feedback_and_eval_judging(schema_lm, tmp_path):
     import json
 
-    from askfirst.evaluate import judge_records
+    from askfirst.evaluation.runner import judge_records
     from askfirst.optimizers.feedback_metrics import HMMetric
     from askfirst.retrieval.chunking import Passage
 
@@ -104,7 +104,7 @@ def test_hm_metric_feedback_and_eval_judging(schema_lm, tmp_path):
 
 
 def test_the_lexical_fallback_and_both_conditionings(schema_lm):
-    from askfirst.optimizers.mtrag_formulas import rb_agg_lexical, token_precision, token_recall
+    from askfirst.evaluation.mtrag_formulas import rb_agg_lexical, token_precision, token_recall
 
     assert token_recall("The fee is EUR 85.", "EUR 85 per course") == pytest.approx(2 / 4)
     assert token_precision("The fee is EUR 85.", "Lab fee: EUR 85.") == pytest.approx(3 / 4)  # 'the' is dropped by SQuAD normalisation

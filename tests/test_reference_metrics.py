@@ -5,10 +5,10 @@ import random
 
 import pytest
 
-from askfirst.optimizers.ambiguity_metrics import str_em
-from askfirst.optimizers.answer_metrics import exact_match, token_f1
-from askfirst.optimizers.mtrag_formulas import rouge_l_f
-from askfirst.optimizers.retrieval_metrics import ndcg_at_k, recall_at_k
+from askfirst.evaluation.ambiguity_metrics import str_em
+from askfirst.evaluation.answer_metrics import exact_match, token_f1
+from askfirst.evaluation.mtrag_formulas import rouge_l_f
+from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier comes with the dev extra")
 
@@ -65,8 +65,8 @@ def test_str_em_is_asqa_substring_presence():
 def test_the_exported_run_file_scores_the_same_in_pytrec_eval(tmp_path):
     import dspy
 
-    from askfirst.exports import MTRAG_PREDICTIONS_FILE, TREC_RUN_FILE, write_exports
-    from askfirst.optimizers.scoring import score_prediction
+    from askfirst.evaluation.exports import MTRAG_PREDICTIONS_FILE, TREC_RUN_FILE, write_exports
+    from askfirst.evaluation.scoring import score_prediction
 
     rng = random.Random(3)
     docs = [f"doc-{i}" for i in range(25)]

@@ -8,7 +8,7 @@ import pytest
 
 from askfirst.datasets.jsonl import read_checkpoint
 from askfirst.datasets.questions import load_questions
-from askfirst.evaluate import PREDICTIONS_FILE, judge_records, run_eval
+from askfirst.evaluation.runner import PREDICTIONS_FILE, judge_records, run_eval
 from askfirst.run_dir import write_atomic
 from tests.test_evaluate import ScriptedProgram, _script
 

@@ -1,6 +1,6 @@
 import dspy
 
-from askfirst.optimizers.scoring import aggregate, score_prediction
+from askfirst.evaluation.scoring import aggregate, score_prediction
 
 
 def _ex(label, golds=(), passages=(), options=()):
@@ -47,7 +47,7 @@ def test_aggregate_tables():
 def test_evidence_precision_recall_f1_and_stage_shares():
     import dspy
 
-    from askfirst.optimizers.scoring import aggregate, score_prediction
+    from askfirst.evaluation.scoring import aggregate, score_prediction
 
     example = dspy.Example(answerability="ANSWERABLE", gold_answers=[], qrels={"a": 1, "b": 1, "z": 0})
     pred = {"route": "answer", "answer": "x", "retrieved_docs": ["a", "c", "d", "z"], "extras": {"stage": "evr"}}

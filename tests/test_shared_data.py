@@ -58,7 +58,7 @@ def test_urasys_sets_load_with_their_paragraphs_as_corpus():
 @pytest.mark.skipif(not (DATA / "asqa").is_dir() or not (DATA / "multihop").is_dir(), reason=f"ASQA / multi-hop data not found under {DATA}")
 def test_ambiguous_and_multihop_sets_load_with_their_corpora():
     from askfirst.datasets.questions import load_questions
-    from askfirst.optimizers.scoring import score_prediction
+    from askfirst.evaluation.scoring import score_prediction
 
     asqa = load_questions("asqa")
     assert len(asqa) == 458 and all(e.answerability == "UNDERSPECIFIED" and len(e.qa_pairs) >= 1 for e in asqa)

@@ -7,7 +7,7 @@ import pytest
 from askfirst.config import ProgramConfig
 from askfirst.optimizers.threshold import tune_threshold
 from askfirst.programs.common.answerability import p_answerable, route_for
-from askfirst.programs.mtrag_judges import MTRAGJudges
+from askfirst.evaluation.mtrag_judges import MTRAGJudges
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
 

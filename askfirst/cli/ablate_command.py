@@ -109,8 +109,8 @@ def ablate(
     from askfirst.cli.render import console, print_comparison
     from askfirst.config import ConfigError, save_resolved
     from askfirst.datasets.splits import configured_questions
-    from askfirst.exports import write_exports
-    from askfirst.judge_run import judge_result
+    from askfirst.evaluation.exports import write_exports
+    from askfirst.evaluation.judge_run import judge_result
     from askfirst.lm.factory import build_lm
     from askfirst.optimizers.compile import load_compiled, program_state_path
     from askfirst.programs.factory import build_program

@@ -83,7 +83,7 @@ def ask(
 ) -> None:
     """Answer one question (or the last turn of a conversation), printing the route, the answer and its citations."""
     from askfirst.cli.render import print_reply
-    from askfirst.evaluate import prediction_record
+    from askfirst.evaluation.runner import prediction_record
     from askfirst.programs.common.conversation import ConversationError, to_turns
     from askfirst.session import open_session
 

@@ -22,9 +22,9 @@ def evaluate(
     from askfirst.cli.render import console, print_summary
     from askfirst.config import ConfigError, load_config
     from askfirst.datasets.splits import configured_questions
-    from askfirst.evaluate import run_eval
-    from askfirst.exports import write_exports
-    from askfirst.judge_run import judge_result
+    from askfirst.evaluation.runner import run_eval
+    from askfirst.evaluation.exports import write_exports
+    from askfirst.evaluation.judge_run import judge_result
     from askfirst.run_dir import new_run_dir
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run

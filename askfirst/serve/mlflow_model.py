@@ -26,7 +26,7 @@ class AskFirstModel(PythonModel):
     def predict(self, context, model_input, params=None) -> list[dict]:
         import dspy
 
-        from askfirst.evaluate import prediction_record
+        from askfirst.evaluation.runner import prediction_record
         from askfirst.programs.common.conversation import to_turns
 
         rows = model_input.to_dict(orient="records") if hasattr(model_input, "to_dict") else list(model_input)

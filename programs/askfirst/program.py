@@ -5,7 +5,7 @@ from __future__ import annotations
 import dspy
 
 from askfirst.config import ProgramConfig
-from askfirst.optimizers.answer_metrics import normalize_answer
+from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.conversation import format_passages, question_and_history

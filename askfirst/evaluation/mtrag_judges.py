@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.optimizers.mtrag_formulas import CONDITIONINGS, SIMILARITIES, condition, harmonic_mean, rb_agg, rb_agg_lexical, rouge_l_f
+from askfirst.evaluation.mtrag_formulas import CONDITIONINGS, SIMILARITIES, condition, harmonic_mean, rb_agg, rb_agg_lexical, rouge_l_f
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.signatures.judges import JudgeAnswerQuality, JudgeClarification, JudgeFaithfulness, JudgeIDK
 

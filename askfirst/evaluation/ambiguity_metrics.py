@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from askfirst.optimizers.answer_metrics import best_token_f1, normalize_answer
+from askfirst.evaluation.answer_metrics import best_token_f1, normalize_answer
 
 
 def exact_presence(aliases: Sequence[str], long_answer: str) -> bool:

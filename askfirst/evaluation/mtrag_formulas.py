@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
-from askfirst.optimizers.answer_metrics import normalize_answer
+from askfirst.evaluation.answer_metrics import normalize_answer
 
 Similarity = Literal["lexical", "minilm"]
 SIMILARITIES: tuple[str, ...] = ("lexical", "minilm")

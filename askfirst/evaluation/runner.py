@@ -16,7 +16,7 @@ from askfirst.datasets.jsonl import append_record, read_checkpoint
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.programs.base import Reply
 from askfirst.run_dir import write_atomic
-from askfirst.optimizers.scoring import aggregate, per_collection, score_prediction
+from askfirst.evaluation.scoring import aggregate, per_collection, score_prediction
 
 logger = logging.getLogger(__name__)
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -144,7 +144,7 @@ def judge_records(examples: list[dspy.Example], records: list[dict], judges, pas
     Returns:
         Means of the conditioned RL_F, RB_llm, RB_agg, their harmonic mean ``HM`` and the IDK rate.
     """
-    from askfirst.programs.mtrag_judges import aggregate_hm, judge_reply
+    from askfirst.evaluation.mtrag_judges import aggregate_hm, judge_reply
 
     path = run_dir / "hm.jsonl"
     done = read_checkpoint(path, key="id")
@@ -211,7 +211,7 @@ def ambiguity_scores(examples: list[dspy.Example], records: list[dict], *, extra
 
 def _ambiguity_row(example, rec: dict, *, extract, judges, passage_text) -> dict:
     """One question's ambiguity scores (empty when none applies to it)."""
-    from askfirst.optimizers.ambiguity_metrics import disambig_f1, str_em
+    from askfirst.evaluation.ambiguity_metrics import disambig_f1, str_em
 
     row: dict = {}
     pairs = example.get("qa_pairs")

@@ -29,7 +29,7 @@ def judge_result(cfg: AskFirstConfig, examples: list, result, *, embedder, passa
     Returns:
         The judged scores as flat MLflow metrics (``HM``, ``ambiguity.str_em``, …); empty when no judge is on.
     """
-    from askfirst.evaluate import ambiguity_scores, judge_records
+    from askfirst.evaluation.runner import ambiguity_scores, judge_records
     from askfirst.programs.factory import build_ambiguity_judges, build_extractor, build_judges
 
     flat: dict[str, float] = {}
