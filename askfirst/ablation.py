@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from askfirst.config import ConfigError
+from askfirst.evaluation.metrics import shown_in
 from askfirst.run_dir import write_atomic
 
 _GRID_KEYS = {"base", "questions", "limit", "reference", "cells", "grid", "only"}
@@ -180,15 +181,15 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
                 child.log_metrics(judge(configs[cell.name], result))
             child.log_metrics({key: v for key, v in result.summary.items() if isinstance(v, int | float)})
         results.append(CellResult(cell, _with_judged(result.scores, cell_dirs[cell.name]), result.summary))
-    rows = compare(results, spec.reference, keys=(*COMPARED, f"recall@{k}", *JUDGED_PER_QUESTION), seed=configs[spec.reference].seed)
+    at_k = tuple(m.key(k=k) for m in shown_in("ablate") if "{k}" in m.name)  # recall@k at this run's evidence size
+    rows = compare(results, spec.reference, keys=(*COMPARED, *at_k, *JUDGED_PER_QUESTION), seed=configs[spec.reference].seed)
     write_atomic(run_dir / "comparison.json", json.dumps(rows, indent=2))
     tracker.log_artifact(run_dir / "comparison.json")
     return rows
 
 
-# Per-question scores every comparison row reports, with recall@k (a key no question has is left out of the table).
-COMPARED = ("outcome_correct", "route_correct", "answer_em", "answer_f1", "idk_on_unanswerable", "str_em",
-            "ranking_recall@10", "ranking_ndcg@5", "evidence_f1")
+# Per-question scores every comparison row reports (the registry's, for ablate; a key no question has is left out).
+COMPARED = tuple(m.name for m in shown_in("ablate") if m.per_question and "{k}" not in m.name)
 # Judged per question (``AMBIGUITY_FILE``), so compared pairwise too; their means come from ``metrics.json``.
 JUDGED_PER_QUESTION = ("disambig_f1", "asks_for_info", "judge_mean")
 # Judged over the whole set (HM is a harmonic mean of means): its interval resamples questions and recomputes it.

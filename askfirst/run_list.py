@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from askfirst.config import AskFirstConfig
+from askfirst.evaluation.metrics import shown_in
 from askfirst.tracking import tracking_uri
 
-COLUMNS = ("outcome_correct", "route_correct", "answer_correct", "recall_at_3", "recall_at_5", "ranking_recall_at_10",
-           "ranking_ndcg_at_5", "HM", "best_score", "seconds_per_question", "lm_calls_per_question")
+# The registry's metrics for this view (recall@k at the two evidence sizes the built-in configs use), and compile's score.
+COLUMNS = tuple(dict.fromkeys(key for m in shown_in("runs") for key in (m.mlflow_key(k=3), m.mlflow_key(k=5)))) + ("best_score",)
 
 
 def list_runs(config: AskFirstConfig, *, kind: str | None = None, limit: int = 20, names: list[str] | None = None) -> list[dict]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-BAR_METRICS = ("outcome_correct", "route_correct", "ranking_recall_at_10", "ranking_ndcg_at_5", "HM")
+from askfirst.evaluation.metrics import shown_in
+
+BAR_METRICS = tuple(m.mlflow_key() for m in shown_in("plot"))
 
 
 def plot_runs(rows: list[dict], path: Path, *, tracking_uri: str) -> Path:

@@ -9,8 +9,9 @@ import argparse
 import json
 from pathlib import Path
 
-COLUMNS = [("Recall@10", "ranking_recall@10"), ("nDCG@5", "ranking_ndcg@5"), ("outcome", "outcome_correct"),
-           ("route", "route_correct"), ("s/question", "seconds_per_question"), ("LM calls/question", "lm_calls_per_question")]
+from askfirst.evaluation.metrics import shown_in
+
+COLUMNS = [(m.label, m.name) for m in shown_in("report") if m.section is None]
 HM = [("RL_F", "RL_F_cond"), ("RB_llm", "RB_llm_cond"), ("RB_agg", "RB_agg_cond"), ("HM", "HM"), ("IDK rate", "idk_rate")]
 
 

@@ -64,10 +64,9 @@ def print_summary(summary: dict, *, k: int) -> None:
     metrics = Table(title="Metrics (mean over the questions each applies to)")
     metrics.add_column("metric")
     metrics.add_column("value")
-    for key in ("outcome_correct", "route_correct", "answer_correct", "answer_f1", f"recall@{k}", f"ndcg@{k}", "ranking_recall@10",
-                "ranking_ndcg@5", "unweighted_collection_mean_ranking_recall@10", "unweighted_collection_mean_ranking_ndcg@5", "str_em", "citation_hit",
-                "clarification_hit", "evidence_f1", "failed", "seconds_per_question", "lm_calls_per_question", "tokens_in_per_question",
-                "tokens_out_per_question", "cost_usd", "n"):
+    from askfirst.evaluation.metrics import shown_in
+
+    for key in [m.key(k=k) for m in shown_in("eval")] + ["n"]:
         if key in summary:
             metrics.add_row(key, _fmt(summary.get(key)))
     if summary.get("stage_shares"):
