@@ -47,7 +47,7 @@ def run(schema_lm, question, *overrides, script=None, retriever=None):
 
 
 def test_diverging_evidence_asks_first_naming_the_documents(schema_lm):
-    reply, *_ = run(schema_lm, "How much is the fee?")
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=either")
     assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"]
     assert "Laboratory fee" in reply.answer and reply.ambiguity["divergence"]["diverges"] and not reply.ambiguity["detector"]["ambiguous"]
 
@@ -69,7 +69,7 @@ def test_no_asking_when_switched_off_or_answering_all(schema_lm, setting):
     reply, program, _, _ = run(schema_lm, "How much is the fee?", setting)
     assert reply.route == "answer"
     names = {n.split(".")[0] for n, _ in program.named_predictors()}
-    assert ("detect" in names) == (setting != "askfirst.ambiguity=off")
+    assert ("candidate" in names) == (setting != "askfirst.ambiguity=off") and "detect" not in names  # the default: divergence alone
 
 
 def test_a_follow_up_is_made_standalone_before_retrieval(schema_lm):
@@ -109,3 +109,7 @@ def test_divergence_needs_two_documents_and_two_answers():
     assert divergent_options([(a, "EUR 85"), (b, "eur 85."), (c, "none")]) == []  # the same answer, normalised
     chunk = a.__class__("fees-lab#1", "fees-lab", "Laboratory fee", "more")
     assert divergent_options([(a, "EUR 85"), (chunk, "EUR 80")]) == []  # two chunks of one document never diverge
+    cs201, cs310 = (a.__class__(f"course-cs{n}", f"course-cs{n}", f"CS {n} {name}", "") for n, name in ((201, "Data Structures"), (310, "Machine Learning")))
+    assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What is the prerequisite for CS 201?") == []  # it names one
+    assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What are the prerequisites for the course?") == [cs201.title, cs310.title]
+    assert divergent_options([(a, "EUR 85"), (b, "EUR 60")], "How much is the fee?") == ["Laboratory fee", "Registration fee"]

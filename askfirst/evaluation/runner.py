@@ -58,8 +58,13 @@ def token_usage(pred) -> dict:
     total_out = sum(u.get("completion_tokens") or 0 for u in by_model.values())
     cost = 0.0
     for model, usage in by_model.items():
+        if model.startswith("local/"):  # the in-process llama.cpp model has no price
+            cost = None
+            break
         try:
             import litellm
+
+            litellm.suppress_debug_info = True  # it prints a provider list to stdout for a model it does not know
 
             prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=usage.get("prompt_tokens") or 0,
                                                                   completion_tokens=usage.get("completion_tokens") or 0)

@@ -17,15 +17,28 @@ from askfirst.signatures.mafrag import ExpandQuery
 from askfirst.signatures.r2rag import RouteComplexity
 
 
+# Words too general to pick out a document (the question words and the corpus's generic nouns are stopwords enough).
+_COMMON = frozenset("of for and in on to with by per what which who how when where is are".split())
+
+
 def clarifying_question(options: list[str]) -> str:
     return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
 
 
-def divergent_options(candidates: list[tuple[Passage, str]]) -> list[str]:
+def _distinctive(title: str, others: list[str]) -> set[str]:
+    """Title words that name this document and no other: codes and numbers ("CS 201"), or words the others lack."""
+    words = set(normalize_answer(title).split()) - _COMMON
+    other_words = set().union(*(set(normalize_answer(o).split()) for o in others)) if others else set()
+    return {w for w in words if any(c.isdigit() for c in w) or w not in other_words}
+
+
+def divergent_options(candidates: list[tuple[Passage, str]], question: str = "") -> list[str]:
     """The titles of the documents behind two or more different candidate answers (empty when they agree).
 
     A candidate of "none" (the passage does not answer) takes no part; answers are compared after SQuAD
     normalisation, and documents are told apart by their ids, so two chunks of one document never diverge.
+    A question that already names one of those documents by a word only its title has ("CS 201") is not
+    ambiguous: the other documents answer other questions.
     """
     first_doc: dict[str, Passage] = {}
     for passage, answer in candidates:
@@ -34,7 +47,11 @@ def divergent_options(candidates: list[tuple[Passage, str]]) -> list[str]:
             first_doc[norm] = passage
     if len(first_doc) < 2:
         return []
-    return list(dict.fromkeys(p.title or p.doc_id for p in first_doc.values()))
+    titles = list(dict.fromkeys(p.title or p.doc_id for p in first_doc.values()))
+    asked = set(normalize_answer(question).split())
+    if any(_distinctive(t, [o for o in titles if o != t]) & asked for t in titles):
+        return []
+    return titles
 
 
 class AskFirstProgram(dspy.Module):
@@ -141,7 +158,7 @@ class AskFirstProgram(dspy.Module):
         options: list[str] = []
         if self.candidate is not None:
             candidates = self._candidates(query, state["ranking"])
-            options = divergent_options(candidates)
+            options = divergent_options(candidates, query)
             record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in candidates}}
             signals.append(bool(options))
         if not signals:
