@@ -104,8 +104,8 @@ def test_mafrag_escalates_until_a_phase_accepts(session):
 
 def test_askfirst_answers_asks_first_and_says_it_does_not_know(session):
     program = _registered(session, "program.kind=askfirst")
-    replies = {qid: program(conversation=next(e for e in load_questions("demo") if e.id == qid).conversation) for qid in ("a01", "c01", "u01")}
-    answer, ambiguous, unknown = replies["a01"], replies["c01"], replies["u01"]
+    replies = {qid: program(conversation=next(e for e in load_questions("demo") if e.id == qid).conversation) for qid in ("a01", "c01", "u04")}
+    answer, ambiguous, unknown = replies["a01"], replies["c01"], replies["u04"]
     assert answer.route == "answer" and "4,200" in answer.answer and "fees-tuition-undergraduate" in answer.citations, answer.toDict()
     assert ambiguous.route == "clarify" and len(ambiguous.options) >= 2, ambiguous.toDict()
     assert unknown.route == "idk", unknown.toDict()

@@ -61,11 +61,12 @@ class AskFirstProgram(dspy.Module):
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on.
-    3. Ambiguity (``ambiguity``): CLARION's detector grounded in the top passages, and evidence divergence
-       (each of the top passages from distinct documents answers on its own; two or more different answers
-       mean the question has readings the collection tells apart, and those documents' titles are the options).
-       In ``ask_first`` mode an ambiguous question gets a clarifying question naming them.
-    4. Answerability classifier and router (the notes program's), with its ``program.answer_threshold``.
+    3. Answerability classifier and router (the notes program's), with its ``program.answer_threshold``.
+    4. Ambiguity (``ambiguity``), unless the classifier calls the question UNANSWERABLE: CLARION's detector
+       grounded in the top passages, and evidence divergence (each of the top passages from distinct documents
+       answers on its own; two or more different answers mean the question has readings the collection tells
+       apart, and those documents' titles are the options). In ``ask_first`` mode an ambiguous question gets a
+       clarifying question naming them.
     5. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
        ``escalate_below`` retrieves again with an LM-expanded query and is classified once more.
     6. The responders, with citations.
@@ -105,15 +106,16 @@ class AskFirstProgram(dspy.Module):
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
         passages_text = format_passages(state["evidence"], max_chars=self.program_config.passage_chars)
-        if self.config.mode == "ask_first" and state["evidence"]:
+        route = self._classify(query, history, passages_text, state)
+        # Ask only about a question the passages bear on: on an unanswerable one the top passages answer other
+        # questions, and their answers diverge without the question having readings (measured: u01, u02 on the demo).
+        if self.config.mode == "ask_first" and state["evidence"] and state["label"] != "UNANSWERABLE":
             options = self._ambiguous(query, state)
             if options:  # the readings are known: name them
                 return Reply(route="clarify", answer=clarifying_question(options), options=options, label="UNDERSPECIFIED",
-                             **self._shared(state), **extras)
+                             confidence=state["confidence"], **self._shared(state), **extras)
             if options is not None:  # ambiguous, readings unnamed: the clarification responder finds them in the passages
-                state["label"] = "UNDERSPECIFIED"
                 return self._respond("clarify", question, history, state, passages_text)
-        route = self._classify(query, history, passages_text, state)
         if self.expand is not None and route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below:
             route, passages_text = self._escalate(query, history, state, route, passages_text)
         return self._respond(route, question, history, state, passages_text)
