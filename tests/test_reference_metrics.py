@@ -65,7 +65,7 @@ def test_str_em_is_asqa_substring_presence():
 def test_the_exported_run_file_scores_the_same_in_pytrec_eval(tmp_path):
     import dspy
 
-    from askfirst.evaluation.exports import MTRAG_PREDICTIONS_FILE, TREC_RUN_FILE, write_exports
+    from askfirst.evaluation.exports import MTRAG_PREDICTIONS_FILE, TREC_QRELS_FILE, TREC_RUN_FILE, write_exports
     from askfirst.evaluation.scoring import score_prediction
 
     rng = random.Random(3)
@@ -81,6 +81,8 @@ def test_the_exported_run_file_scores_the_same_in_pytrec_eval(tmp_path):
     write_exports(examples, records, run_dir=tmp_path, passage_text={d: f"text of {d}" for d in docs})
     with (tmp_path / TREC_RUN_FILE).open() as handle:
         run = pytrec_eval.parse_run(handle)
+    with (tmp_path / TREC_QRELS_FILE).open() as handle:  # the exported judgements are the ones scored against
+        assert pytrec_eval.parse_qrel(handle) == qrels
     reference = pytrec_eval.RelevanceEvaluator(qrels, {"recall.10", "ndcg_cut.5"}).evaluate(run)
     for example, rec in zip(examples, records, strict=True):
         ours = score_prediction(example, rec)

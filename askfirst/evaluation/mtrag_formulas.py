@@ -64,14 +64,20 @@ def token_precision(prediction: str, passage: str) -> float:
     return common / n_pred if n_pred else 0.0
 
 
+def rb_agg_lexical_parts(prediction: str, reference: str, passages: Sequence[str]) -> dict[str, float]:
+    """RB_agg's three parts with MTRAG's lexical fallback: R = token recall, L = ROUGE-L F, E = the best token precision
+    against a passage (each in [0, 1])."""
+    return {"R": token_recall(prediction, reference), "L": rouge_l_f(prediction, reference),
+            "E": max((token_precision(prediction, p) for p in passages), default=0.0)}
+
+
 def rb_agg_lexical(prediction: str, reference: str, passages: Sequence[str]) -> float:
-    """RB_agg with MTRAG's lexical fallback: R = token recall, E = the best token precision against a passage (both in [0, 1])."""
-    R = token_recall(prediction, reference)
-    E = max((token_precision(prediction, p) for p in passages), default=0.0)
-    return _harmonic3(R, rouge_l_f(prediction, reference), E)
+    """RB_agg with MTRAG's lexical fallback (see ``rb_agg_lexical_parts``)."""
+    return harmonic3(**rb_agg_lexical_parts(prediction, reference, passages))
 
 
-def _harmonic3(R: float, L: float, E: float) -> float:
+def harmonic3(R: float, L: float, E: float) -> float:
+    """RB_agg from its parts: their harmonic mean, 0 when any part is 0."""
     if min(R, L, E) <= 0:
         return 0.0
     return 3 * R * L * E / (R * L + R * E + L * E)
@@ -81,7 +87,7 @@ def rb_agg(*, recall_sim: float, rouge_l: float, passage_sims: Sequence[float]) 
     """RB_agg from a similarity to the reference, ROUGE-L, and similarities to each passage (each in [-1, 1])."""
     R = (recall_sim + 1) / 2
     E = (max(passage_sims) + 1) / 2 if passage_sims else 0.0
-    return _harmonic3(R, rouge_l, E)
+    return harmonic3(R, rouge_l, E)
 
 
 def condition(value: float, *, answerability: str, idk: float, clarification: float | None, version: str = "current") -> float:

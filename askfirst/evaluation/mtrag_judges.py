@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from askfirst.evaluation.mtrag_formulas import CONDITIONINGS, SIMILARITIES, condition, harmonic_mean, rb_agg, rb_agg_lexical, rouge_l_f
+from askfirst.evaluation.mtrag_formulas import CONDITIONINGS, SIMILARITIES, condition, harmonic3, harmonic_mean, rb_agg_lexical_parts, rouge_l_f
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.signatures.judges import JudgeAnswerQuality, JudgeClarification, JudgeFaithfulness, JudgeIDK
 
@@ -55,12 +55,13 @@ class MTRAGJudges(dspy.Module):
         except StepFailed:
             return None
 
-    def _rb_agg(self, answer: str, reference: str, passages: list[str]) -> float:
+    def _rb_agg_parts(self, answer: str, reference: str, passages: list[str]) -> dict[str, float]:
+        """RB_agg's parts R, L, E (kept per question, so a report can recompute RB_agg with another part)."""
         if self.similarity == "lexical":
-            return rb_agg_lexical(answer, reference, passages)
+            return rb_agg_lexical_parts(answer, reference, passages)
         vectors = self.embedder.embed([answer, reference, *passages])
-        sims = vectors[2:] @ vectors[0]
-        return rb_agg(recall_sim=float(vectors[1] @ vectors[0]), rouge_l=rouge_l_f(answer, reference), passage_sims=[float(s) for s in sims])
+        sims = [float(s) for s in vectors[2:] @ vectors[0]]
+        return {"R": (float(vectors[1] @ vectors[0]) + 1) / 2, "L": rouge_l_f(answer, reference), "E": (max(sims) + 1) / 2 if sims else 0.0}
 
     def forward(self, *, turns: list[dict], answer: str, answerability: str, reference: str, passages: list[str]) -> dspy.Prediction:
         question = turns[-1]["content"]
@@ -71,6 +72,7 @@ class MTRAGJudges(dspy.Module):
             out = self._call(self.clarification, "judge_clarification", question=question, response=answer)
             clarification = (1.0 if out.decision == "yes" else 0.0) if out else 0.5
         raw: dict[str, float | None] = dict.fromkeys(METRICS)
+        parts: dict[str, float] | None = None
         # The judged metrics only matter where a conditioning keeps them (UNDERSPECIFIED: the 2026-01 version);
         # skipping the rest saves most judge calls.
         if answerability not in ("UNANSWERABLE", "CONVERSATIONAL") and idk != 1:
@@ -79,13 +81,14 @@ class MTRAGJudges(dspy.Module):
             raw["RL_F"] = (sum(v == "supported" for v in out.verdicts) / len(out.verdicts) if out.verdicts else 0.0) if out else 0.0
             out = self._call(self.quality, "judge_quality", conversation=conv, documents=docs, reference=reference, answer=answer)
             raw["RB_llm"] = out.rating / 10 if out and 1 <= out.rating <= 10 else 0.5
-            raw["RB_agg"] = self._rb_agg(answer, reference, passages)
+            parts = self._rb_agg_parts(answer, reference, passages)
+            raw["RB_agg"] = harmonic3(**parts)
         by_version = {v: {m: condition(raw[m] or 0.0, answerability=answerability, idk=idk, clarification=clarification, version=v)
                           for m in METRICS} for v in CONDITIONINGS}
         conditioned = by_version["current"]
         return dspy.Prediction(idk=idk, clarification=clarification, raw=raw, conditioned=conditioned,
                                conditioned_2026_01=by_version["2026-01"], hm=harmonic_mean([conditioned[m] for m in METRICS]),
-                               similarity=self.similarity)
+                               similarity=self.similarity, rb_agg_parts=parts)
 
 
 def judge_reply(judges: MTRAGJudges, example, answer: str, passages: list[str]) -> dspy.Prediction:

@@ -161,7 +161,7 @@ def judge_records(examples: list[dspy.Example], records: list[dict], judges, pas
                 row = judge_reply(judges, example, rec["answer"], [passage_text[p] for p in rec["retrieved"] if p in passage_text])
                 line = {"id": example.id, "idk": row.idk, "clarification": row.clarification, "raw": row.raw,
                         "conditioned": row.conditioned, "conditioned_2026_01": row.get("conditioned_2026_01"), "hm": row.hm,
-                        "similarity": row.get("similarity")}
+                        "similarity": row.get("similarity"), "rb_agg_parts": row.get("rb_agg_parts")}
             except Exception as exc:  # noqa: BLE001 - one question's failure must not end the judging
                 logger.warning("judging %s failed: %s", example.id, exc)
                 line = {"id": example.id, "error": f"{type(exc).__name__}: {exc}"}

@@ -1,0 +1,107 @@
+"""Issue 17's fidelity check on one finished eval: do our scores agree with the reference scorers?
+
+Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
+
+- Ranking: the eval's ``ranking_recall@10`` / ``ranking_ndcg@5`` beside ``pytrec_eval`` (trec_eval's measures
+  ``recall.10`` / ``ndcg_cut.5``) run on the exported ``run.trec`` and ``qrels.trec``, to 4 decimals.
+- Generation (an eval run with ``eval.hm=true``): RB_agg and HM with the ROUGE-L this project used before issue 17
+  (its own LCS on SQuAD-normalised tokens, articles dropped) and with ``rouge_score``'s (MTRAG's scorer), the judges'
+  verdicts held fixed; and HM under both conditionings (current, and 2026-01 as the SemEval notes paper was scored).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytrec_eval
+
+from askfirst.evaluation.answer_metrics import normalize_answer
+from askfirst.evaluation.exports import TREC_QRELS_FILE, TREC_RUN_FILE
+from askfirst.evaluation.mtrag_formulas import condition, harmonic3, harmonic_mean, rouge_l_f
+
+
+def rouge_l_before(prediction: str, reference: str) -> float:
+    """The ROUGE-L F this project computed before issue 17 (``optimizers/mtrag_formulas.py`` at 9db5f81^)."""
+    p, r = normalize_answer(prediction).split(), normalize_answer(reference).split()
+    if not p or not r:
+        return 0.0
+    prev = [0] * (len(r) + 1)
+    for tok in p:
+        cur = [0] * (len(r) + 1)
+        for j, ref_tok in enumerate(r, start=1):
+            cur[j] = prev[j - 1] + 1 if tok == ref_tok else max(prev[j], cur[j - 1])
+        prev = cur
+    lcs = prev[-1]
+    if lcs == 0:
+        return 0.0
+    precision, recall = lcs / len(p), lcs / len(r)
+    return 2 * precision * recall / (precision + recall)
+
+
+def ranking_agreement(run_dir: Path) -> list[tuple[str, float, float]]:
+    """(metric, ours, pytrec_eval) over the questions both score: those with judgements and a ranking."""
+    with (run_dir / TREC_RUN_FILE).open() as handle:
+        run = pytrec_eval.parse_run(handle)
+    with (run_dir / TREC_QRELS_FILE).open() as handle:
+        qrels = pytrec_eval.parse_qrel(handle)
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {"recall.10", "ndcg_cut.5"}).evaluate(run)
+    ours = {r["id"]: r for r in map(json.loads, (run_dir / "scores.jsonl").read_text().splitlines())}
+    ids = sorted(q for q in reference if q in ours and ours[q].get("ranking_recall@10") is not None)
+    rows = []
+    for name, trec in (("ranking_recall@10", "recall_10"), ("ranking_ndcg@5", "ndcg_cut_5")):
+        rows.append((name, sum(ours[q][name] for q in ids) / len(ids), sum(reference[q][trec] for q in ids) / len(ids)))
+    return rows
+
+
+def generation_before_after(run_dir: Path) -> list[tuple[str, float, float]] | None:
+    """(measure, with the old ROUGE-L, with rouge_score's) from ``mtrag_predictions.jsonl`` and the judged ``hm.jsonl``."""
+    hm_path, pred_path = run_dir / "hm.jsonl", run_dir / "mtrag_predictions.jsonl"
+    if not hm_path.exists() or not pred_path.exists():
+        return None
+    judged = {r["id"]: r for r in map(json.loads, hm_path.read_text().splitlines()) if "error" not in r}
+    tasks = [t for t in map(json.loads, pred_path.read_text().splitlines()) if t["task_id"] in judged]
+    out = []
+    for version in ("current", "2026-01"):
+        means = {}
+        for label, rouge in (("before", rouge_l_before), ("after", rouge_l_f)):
+            conditioned = {"RL_F": [], "RB_llm": [], "RB_agg": []}
+            for task in tasks:
+                row = judged[task["task_id"]]
+                raw = dict(row["raw"])
+                parts = row.get("rb_agg_parts")
+                if parts:  # R and E as judged; L recomputed with this ROUGE-L
+                    prediction, reference = task["predictions"][0]["text"], task["targets"][0]["text"]
+                    raw["RB_agg"] = harmonic3(parts["R"], rouge(prediction, reference), parts["E"])
+                for metric in conditioned:
+                    conditioned[metric].append(condition(raw[metric] or 0.0, answerability=task["answerability"][0], idk=row["idk"],
+                                                         clarification=row.get("clarification"), version=version))
+            mean = {m: sum(v) / len(v) for m, v in conditioned.items()}
+            means[label] = (mean["RB_agg"], harmonic_mean(list(mean.values())))
+        out.append((f"RB_agg ({version})", means["before"][0], means["after"][0]))
+        out.append((f"HM ({version})", means["before"][1], means["after"][1]))
+    return out
+
+
+def main(run_dir: str) -> None:
+    run = Path(run_dir)
+    missing = [name for name in (TREC_RUN_FILE, TREC_QRELS_FILE, "scores.jsonl") if not (run / name).exists()]
+    if missing:
+        raise SystemExit(f"{run} has no {', '.join(missing)}: not a finished eval, or one from before these files were written")
+    print(f"# Fidelity of {run.name}\n\n| metric | ours | pytrec_eval | equal to 4 decimals |\n|---|---|---|---|")
+    for name, ours, ref in ranking_agreement(run):
+        print(f"| {name} | {ours:.4f} | {ref:.4f} | {'yes' if round(ours, 4) == round(ref, 4) else 'NO'} |")
+    rows = generation_before_after(run)
+    if rows is None:
+        print("\n(no hm.jsonl or mtrag_predictions.jsonl: run the eval with --set eval.hm=true on MTRAG tasks for the generation rows)")
+        return
+    print("\n| measure | old ROUGE-L (own LCS, articles dropped) | rouge_score |\n|---|---|---|")
+    for name, before, after in rows:
+        print(f"| {name} | {before:.4f} | {after:.4f} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    main(sys.argv[1])
