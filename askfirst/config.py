@@ -75,6 +75,8 @@ class ProgramConfig(ConfigSection):
     history_turns: int = Field(6, ge=0, description="Earlier conversation turns shown to the LM.")
     unanswerable_route: Literal["idk", "clarify"] = Field("idk", description="'clarify' reproduces the SemEval system, which asked for clarification on UNANSWERABLE.")
     answer_threshold: float | None = Field(None, ge=0, le=1, description="Probabilistic routing: answer when P(answerable) >= this, else 'I don't know' (tune with `askfirst tune-threshold`).")
+    label_logprobs: bool = Field(True, description="Take the classifier's confidence and P(answerable) from the label's log-probabilities where "
+                                 "the LM measures them (the local llama.cpp engine does), not from the confidence it writes.")
 
     @field_validator("kind")
     @classmethod

@@ -35,7 +35,8 @@ def _question_row(program, example, judges) -> dict:
     else:  # the classifier abstained: write the reply a low threshold would give instead
         route = "partial" if pred.label == "PARTIAL" else "answer"
         answer_reply = program.respond(example.conversation, route=route, evidence=pred.evidence).answer
-    return {"p": p_answerable(pred.label, pred.confidence), "answer": judge_reply(judges, example, answer_reply, passages),
+    p = pred.get("p_answerable")  # measured from the labels' log-probabilities, or derived from the written confidence
+    return {"p": p_answerable(pred.label, pred.confidence) if p is None else p, "answer": judge_reply(judges, example, answer_reply, passages),
             "idk": judge_reply(judges, example, IDK_MESSAGE, passages)}
 
 

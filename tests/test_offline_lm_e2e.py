@@ -62,6 +62,14 @@ def test_answerable_question_is_answered_with_a_citation(session, qid):
     assert set(example.gold_passages) & set(pred.citations), pred.citations
 
 
+def test_the_label_probability_is_measured_by_the_engine(session):
+    """P(answerable) comes from the label's log-probabilities (scored by llama.cpp), not the confidence the LM writes."""
+    _, pred = _ask(session, "a01")  # the same question as above: its LM calls come from the cache
+    assert pred.probability_source == "logprobs", pred.toDict()
+    # confidence is P(ANSWERABLE) among the four labels, P(answerable) adds P(PARTIAL)
+    assert pred.label == "ANSWERABLE" and 0.0 < pred.confidence <= pred.p_answerable <= 1.0, pred.toDict()
+
+
 def test_multi_turn_follow_up_uses_the_history(session):
     example, pred = _ask(session, "t01")
     assert pred.route in ("answer", "partial") and "350" in pred.answer

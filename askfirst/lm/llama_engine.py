@@ -15,6 +15,9 @@ from pathlib import Path
 
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import ContextLengthError, Message, Response, TextPart, Usage, response_to_events
+from dspy._vendor.lm15.types import TokenLogprob, TopLogprob
+
+from askfirst.lm.label_scoring import ValueScorer, enum_fields, normalise, value_offset
 
 from askfirst.cancellation import acquire, check_cancelled
 
@@ -58,7 +61,10 @@ class LlamaCppEngine:
     """
 
     supports_response_schema = True
-    supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format"})
+    scores_labels = True  # see ``_label_logprobs``
+    # ``logprobs``: the reply's label fields (a Signature's Literal outputs) come back scored, one entry per field: the
+    # chosen value with every allowed value as an alternative (see ``label_scoring``); other tokens are not reported.
+    supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format", "logprobs"})
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0, contexts: int = 6,
                  max_text_chars: int = 800):
@@ -112,23 +118,46 @@ class LlamaCppEngine:
         # after a call, not inside one: it never waits for the lock, and the reply of a call it was in is dropped.
         acquire(self._lock)
         with self._lock_held():
+            llama = self._model(messages[0]["content"])
             try:
-                out = self._model(messages[0]["content"]).create_chat_completion(messages=messages, **kwargs)
+                out = llama.create_chat_completion(messages=messages, **kwargs)
             except ValueError as exc:
                 if "context window" in str(exc) or "exceed" in str(exc):
                     raise ContextLengthError(f"{exc} (n_ctx={self.n_ctx}; shorten inputs or raise lm.n_ctx)") from None
                 raise
             self.calls += 1
+            choice = out["choices"][0]
+            usage = out.get("usage") or {}
+            logprobs = None
+            if cfg.logprobs is not None and cfg.response_format and cfg.response_format.get("type") == "json_schema":
+                logprobs = self._label_logprobs(llama, cfg.response_format["schema"], choice["message"].get("content") or "",
+                                                usage.get("prompt_tokens") or 0)
         check_cancelled()  # nobody waits for this reply any more
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
         return Response(
             id=out.get("id"),
             model=Path(self.model_path).name,
             message=Message.assistant([TextPart(choice["message"].get("content") or "")]),
             finish_reason="length" if choice.get("finish_reason") == "length" else "stop",
             usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"), total_tokens=usage.get("total_tokens")),
+            logprobs=logprobs,
         )
+
+    @staticmethod
+    def _label_logprobs(llama, schema: dict, reply: str, prompt_tokens: int) -> tuple[TokenLogprob, ...] | None:
+        """One entry per label field of ``reply``: the chosen value's log-probability among the allowed values, with
+        each value's as an alternative (renormalised over the values, so they sum to one in probability)."""
+        entries = []
+        for field, values in enum_fields(schema).items():
+            offset = value_offset(reply, field)
+            if offset is None or not prompt_tokens:
+                continue
+            chosen = next((v for v in values if reply.startswith(v + '"', offset)), None)
+            if chosen is None:
+                continue
+            scores = normalise(ValueScorer(llama).score(prompt_tokens=prompt_tokens, reply=reply, offset=offset, values=values))
+            top = tuple(TopLogprob(token=v, logprob=scores[v]) for v in sorted(values, key=scores.get, reverse=True))
+            entries.append(TokenLogprob(token=chosen, logprob=scores[chosen], top=top))
+        return tuple(entries) or None
 
     @contextlib.contextmanager
     def _lock_held(self):

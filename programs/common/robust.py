@@ -20,9 +20,9 @@ class StepFailed(RuntimeError):
         self.step = step
 
 
-def call_predictor(predictor: dspy.Module, step: str, *, retries: int, **inputs) -> dspy.Prediction:
-    """Call ``predictor``; on a parse failure retry with a fresh rollout (a cache-busting key and a
-    little temperature), so the retry is a new sample rather than the cached failure.
+def call_predictor(predictor: dspy.Module, step: str, *, retries: int, config: dict | None = None, **inputs) -> dspy.Prediction:
+    """Call ``predictor`` (with the LM ``config``, if any); on a parse failure retry with a fresh rollout (a
+    cache-busting key and a little temperature), so the retry is a new sample rather than the cached failure.
 
     Raises:
         StepFailed: After ``retries`` extra attempts all failed to parse.
@@ -32,8 +32,8 @@ def call_predictor(predictor: dspy.Module, step: str, *, retries: int, **inputs)
         check_cancelled()  # a request nobody waits for any more stops here, before its next LM call
         try:
             if attempt == 0:
-                return predictor(**inputs)
-            return predictor(**inputs, config={"rollout_id": attempt, "temperature": 0.7})
+                return predictor(**inputs, config=dict(config)) if config else predictor(**inputs)
+            return predictor(**inputs, config={**(config or {}), "rollout_id": attempt, "temperature": 0.7})
         except AdapterParseError as exc:
             last = exc
             logger.warning("%s: unparseable LM reply (attempt %d/%d): %s", step, attempt + 1, retries + 1, str(exc)[:200])

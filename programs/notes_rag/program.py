@@ -37,7 +37,7 @@ class IterativeNotesRAG(dspy.Module):
         )
         self.reranker = ListwiseReranker(passage_chars=max(config.passage_chars // 2, 100), retries=retries) if config.reranker else None
         self.router = AnswerabilityRouter(unanswerable_route=config.unanswerable_route, answer_threshold=config.answer_threshold,
-                                          retries=retries) if config.router else None
+                                          retries=retries, label_logprobs=config.label_logprobs) if config.router else None
         self.responders = Responders(retries=retries)
 
     def _search(self, queries: list[str], k: int) -> list[Passage]:
@@ -58,7 +58,8 @@ class IterativeNotesRAG(dspy.Module):
 
     def forward(self, conversation) -> dspy.Prediction:
         question, history, warnings = self._inputs(conversation)
-        state: dict = {"queries": [], "notes": "", "evidence": [], "ranking": [], "label": None, "confidence": None}
+        state: dict = {"queries": [], "notes": "", "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
+                       "probability_source": None}
         try:
             return self._answer(question, history, state, warnings)
         except StepFailed as exc:
@@ -79,6 +80,7 @@ class IterativeNotesRAG(dspy.Module):
         if self.router is not None:
             decision = self.router(question=question, conversation_history=history, passages_text=passages_text)
             route, state["label"], state["confidence"] = decision.route, decision.label, decision.confidence
+            state["p_answerable"], state["probability_source"] = decision.p_answerable, decision.probability_source
         else:
             route = "answer" if evidence else "idk"
         reply = self._respond(route, question, history, evidence, passages_text)
@@ -89,4 +91,4 @@ class IterativeNotesRAG(dspy.Module):
     def _prediction(*, route, answer, state, warnings, citations=(), missing="", options=()) -> Reply:
         return Reply(route=route, answer=answer, citations=citations, missing=missing, options=options, evidence=state["evidence"],
                      ranking=state["ranking"], label=state["label"], confidence=state["confidence"], queries=state["queries"],
-                     warnings=warnings, notes=state["notes"])
+                     warnings=warnings, notes=state["notes"], p_answerable=state["p_answerable"], probability_source=state["probability_source"])
