@@ -1,6 +1,9 @@
-"""The composed askfirst program's own steps: a standalone question, and a candidate answer from one passage."""
+"""The composed askfirst program's own steps: a standalone question, the evidence assessment, and per-passage answers."""
 
 import dspy
+
+from askfirst.signatures.answerability import AnswerabilityLabel
+from askfirst.signatures.bounds import NoteList, PassageAnswerList
 
 
 class StandaloneQuestion(dspy.Signature):
@@ -13,10 +16,33 @@ class StandaloneQuestion(dspy.Signature):
     standalone_question: str = dspy.OutputField(desc="One self-contained question")
 
 
-class CandidateAnswer(dspy.Signature):
-    """Answer the question from this one passage alone, in a few words (a name, an amount, a date, a short
-    phrase). If the passage does not answer it, answer exactly "none"."""
+class AssessEvidence(dspy.Signature):
+    """Decide whether the passages answer the user's latest question.
+    First copy the sentences from the passages that answer the question, each with its [passage id]
+    (copy none if no passage answers it). Then choose the label:
+    ANSWERABLE: the copied sentences answer the whole question.
+    PARTIAL: they answer only part of the question; another part is not in the passages.
+    UNDERSPECIFIED: the question is vague and could mean several different things in the passages (for
+    example "the fee" when there are tuition, lab and registration fees), so the user must say which one.
+    UNANSWERABLE: no passage states what is asked.
+    Judge only from the passages, never from outside knowledge.
+    Then name what the question asks about, in the question's own words (the thing or person, not the
+    quantity: "parking permit", "single room in Birchwood Hall", "prerequisite for CS 201")."""
 
-    question: str = dspy.InputField()
-    passage: str = dspy.InputField(desc="One passage as '[id] title: text'")
-    answer: str = dspy.OutputField(desc="A few words from the passage, or 'none'")
+    conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first; empty for a first question")
+    question: str = dspy.InputField(desc="The user's latest question")
+    passages: str = dspy.InputField(desc="Retrieved passages as '[id] title: text'")
+    answering_sentences: NoteList = dspy.OutputField(desc="Sentences copied from the passages that answer the question, each with its [id]")
+    label: AnswerabilityLabel = dspy.OutputField()
+    confidence: float = dspy.OutputField(desc="Probability between 0 and 1 that the label is right")
+    asked_about: str = dspy.OutputField(desc="What the question asks about, in its own words, a few words")
+
+
+class PassageAnswers(dspy.Signature):
+    """For each passage, write the answer that passage alone gives to the user's question, in a few words (an
+    amount, a date, a course code, a name), or "none" if it does not answer it. Give one entry per passage, in
+    the passages' order."""
+
+    question: str = dspy.InputField(desc="The user's latest question")
+    passages: str = dspy.InputField(desc="Passages as '[id] title: text'")
+    passage_answers: PassageAnswerList = dspy.OutputField(desc="One {passage_id, answer} per passage: its answer in a few words, or 'none'")

@@ -34,16 +34,18 @@ OptionList = _bounded_list("OptionList", max_items=6, max_chars=160)
 OneQuery = _bounded_list("OneQuery", max_items=1, max_chars=160)  # zero or one search query
 
 
-def _bounded_pairs(name: str, *, max_items: int, max_chars: int) -> type:
+def _bounded_records(name: str, *, keys: tuple[str, str], max_items: int, max_chars: int) -> type:
     def schema(cls, source, handler: GetCoreSchemaHandler):
         text = core_schema.str_schema(max_length=max_chars)
-        pair = core_schema.typed_dict_schema({"question": core_schema.typed_dict_field(text), "answer": core_schema.typed_dict_field(text)})
-        items = core_schema.list_schema(pair, max_length=max_items)
+        record = core_schema.typed_dict_schema({key: core_schema.typed_dict_field(text) for key in keys})
+        items = core_schema.list_schema(record, max_length=max_items)
         return core_schema.no_info_after_validator_function(cls, items, serialization=core_schema.plain_serializer_function_ser_schema(list))
 
+    fields = ", ".join(keys)
     return type(name, (list,), {"__get_pydantic_core_schema__": classmethod(schema),
-                                "__doc__": f"At most {max_items} {{question, answer}} objects, each text at most {max_chars} characters."})
+                                "__doc__": f"At most {max_items} {{{fields}}} objects, each text at most {max_chars} characters."})
 
 
 ParaphraseList = _bounded_list("ParaphraseList", max_items=5, max_chars=200)
-FAQPairList = _bounded_pairs("FAQPairList", max_items=8, max_chars=300)
+FAQPairList = _bounded_records("FAQPairList", keys=("question", "answer"), max_items=8, max_chars=300)
+PassageAnswerList = _bounded_records("PassageAnswerList", keys=("passage_id", "answer"), max_items=8, max_chars=120)

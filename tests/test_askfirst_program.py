@@ -4,22 +4,27 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.program import divergent_options
+from askfirst.programs.askfirst.divergence import divergent_options
+from askfirst.programs.askfirst.key_terms import unmatched_terms
+from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import PASSAGES, ListRetriever
 
-ANSWERABLE = {"answering_sentences": ["A laboratory fee of EUR 85 [fees-lab]"], "label": "ANSWERABLE", "confidence": 0.9}
-UNANSWERABLE = {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.9}
+FEE_ANSWERS = {"fees-lab": "EUR 85", "fees-registration": "EUR 60"}
 
 
-def by_passage(text: str) -> dict:
-    """Each fee passage answers 'the fee' with its own amount; the course passage does not answer."""
-    if "laboratory" in text.lower():
-        return {"answer": "EUR 85"}
-    if "registration" in text.lower():
-        return {"answer": "EUR 60"}
-    return {"answer": "none"}
+def assessment(label: str = "ANSWERABLE", asked_about: str = "fee"):
+    """The evidence assessment's reply."""
+    return {"answering_sentences": [], "label": label, "confidence": 0.9, "asked_about": asked_about}
+
+
+def passage_answers(text: str) -> dict:
+    """Each fee passage the call was shown answers with its own amount."""
+    return {"passage_answers": [{"passage_id": pid, "answer": a} for pid, a in FEE_ANSWERS.items() if f"[{pid}]" in text]}
+
+
+ANSWERABLE, UNANSWERABLE = assessment("ANSWERABLE"), assessment("UNANSWERABLE")
 
 
 def scripted(**overrides):
@@ -29,8 +34,8 @@ def scripted(**overrides):
         "queries": {"queries": ["lab fee"]},
         "is_ambiguous": {"is_ambiguous": False, "ambiguity_type": "none", "ambiguous_aspects": [], "clarification_needed": ""},
         "cited_ids": {"answer": "The lab fee is EUR 85.", "cited_ids": ["fees-lab"]},
-        "answer": by_passage,
-        "label": ANSWERABLE,
+        "asked_about": ANSWERABLE,
+        "passage_answers": passage_answers,
         "expansions": {"expansions": ["laboratory charge"]},
         "clarifying_question": {"clarifying_question": "Which fee do you mean?", "options": ["lab", "registration"]},
     }
@@ -48,7 +53,7 @@ def run(schema_lm, question, *overrides, script=None, retriever=None):
 
 def test_diverging_evidence_asks_first_naming_the_documents(schema_lm):
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=either")
-    assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"]
+    assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"] and reply.label == "UNDERSPECIFIED"
     assert "Laboratory fee" in reply.answer and reply.ambiguity["divergence"]["diverges"] and not reply.ambiguity["detector"]["ambiguous"]
 
 
@@ -68,8 +73,12 @@ def test_the_detector_alone_asks_with_its_aspects(schema_lm):
 def test_no_asking_when_switched_off_or_answering_all(schema_lm, setting):
     reply, program, _, _ = run(schema_lm, "How much is the fee?", setting)
     assert reply.route == "answer"
+    if setting == "askfirst.mode=answer_all":  # each reading answered by its own passage, cited
+        assert reply.answer == "Laboratory fee: EUR 85 [fees-lab]. Registration fee: EUR 60 [fees-registration]."
+        assert reply.citations == ["fees-lab", "fees-registration"]
     names = {n.split(".")[0] for n, _ in program.named_predictors()}
-    assert ("candidate" in names) == (setting != "askfirst.ambiguity=off") and "detect" not in names  # the default: divergence alone
+    assert "assess" in names and "detect" not in names  # the default: divergence alone
+    assert ("passage_answers" in names) == (setting != "askfirst.ambiguity=off")
 
 
 def test_a_follow_up_is_made_standalone_before_retrieval(schema_lm):
@@ -91,16 +100,16 @@ def test_the_router_sends_complex_questions_through_the_notes_loop(schema_lm):
 
 def test_an_unsure_idk_escalates_with_an_expanded_query(schema_lm):
     labels = iter([UNANSWERABLE, ANSWERABLE])
-    reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", script=scripted(label=lambda _: next(labels)))
+    reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", script=scripted(asked_about=lambda _: next(labels)))
     assert reply.escalated and reply.route == "answer" and retriever.calls[-1] == ["Lab fee?", "Lab fee? laboratory charge"]
-    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.escalation=false", script=scripted(label=UNANSWERABLE))
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE))
     assert reply.route == "idk" and not reply.escalated
 
 
 def test_the_stages_are_the_notes_programs_modules_composed_through_the_registry(schema_lm):
     _, program, _, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off")
     names = {n for n, _ in program.named_predictors()}
-    assert {"rewrite", "router", "retrieval.query_generator", "classifier.classify", "responders.complete", "expand"} <= names
+    assert {"rewrite", "router", "retrieval.query_generator", "assess", "responders.complete", "expand"} <= names
 
 
 def test_divergence_needs_two_documents_and_two_answers():
@@ -113,3 +122,55 @@ def test_divergence_needs_two_documents_and_two_answers():
     assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What is the prerequisite for CS 201?") == []  # it names one
     assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What are the prerequisites for the course?") == [cs201.title, cs310.title]
     assert divergent_options([(a, "EUR 85"), (b, "EUR 60")], "How much is the fee?") == ["Laboratory fee", "Registration fee"]
+
+
+def test_an_unanswerable_assessment_is_never_asked_about(schema_lm):
+    """Passages that answer other questions diverge without the question having readings (the demo's u01, u02)."""
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE))
+    assert reply.route == "idk" and reply.ambiguity == {} and reply.label == "UNANSWERABLE"
+
+
+def test_a_question_about_something_no_passage_mentions_is_unanswerable(schema_lm):
+    """The 1.5B assessment took fee passages to answer a parking-permit question; the asked-about words decide."""
+    parking = scripted(asked_about=assessment("UNDERSPECIFIED", asked_about="parking permit"))
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=parking)
+    assert reply.route == "idk" and reply.label == "UNANSWERABLE"
+    assert reply.key_terms == {"asked_about": "parking permit", "missing": ["parking", "permit"], "overruled": "UNDERSPECIFIED"}
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=0", script=parking)
+    assert reply.route == "clarify"  # without the check the readings are asked about
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=3", script=parking)
+    assert reply.route == "clarify" and reply.key_terms["overruled"] is None  # two missing words are not enough for three
+    partial = scripted(asked_about=assessment("PARTIAL", asked_about="lab fee and used textbooks"))
+    reply, *_ = run(schema_lm, "What is the lab fee, and are used textbooks sold?", "askfirst.escalation=false", script=partial)
+    assert reply.route == "partial" and reply.key_terms["missing"] == ["lab", "used", "textbooks"]  # a missing part is expected
+
+
+def test_unmatched_terms_count_a_plural_as_its_singular():
+    lab, registration, _ = PASSAGES
+    # "courses" is found as the passage's "course"; the words come back as the question spells them
+    assert unmatched_terms("Are laboratory courses charged a fee for textbooks?", [lab]) == ["textbooks"]
+    assert unmatched_terms("What is the registration fee each semester?", [registration]) == []
+    assert unmatched_terms("registration fee", []) == ["registration", "fee"]
+    assert unmatched_terms("the maximum number of credits, and the cost", []) == ["credits"]  # quantities are not what is asked about
+
+
+def test_the_assessment_reads_the_evidence_then_other_documents():
+    lab, registration, course = PASSAGES
+    chunk = lab.__class__("fees-lab#1", "fees-lab", "Laboratory fee", "more")
+    assert assessed_passages([lab, chunk, registration, course], evidence_k=2, documents=2) == [lab, chunk, registration]
+    assert assessed_passages([lab, chunk, registration, course], evidence_k=1, documents=3) == [lab, registration, course]
+    assert assessed_passages([lab, registration], evidence_k=3, documents=4) == [lab, registration]
+
+
+def test_a_question_naming_one_reading_is_not_ambiguous_but_a_shared_word_names_none():
+    P = PASSAGES[0].__class__
+    waitlist = P("enrol-waitlists", "enrol-waitlists", "Course waitlists", "A seat offered from the waitlist stays open for 48 hours.")
+    library = P("library-hours", "library-hours", "Library opening hours", "The library is open 24 hours in exam weeks.")
+    assert divergent_options([(waitlist, "48 hours"), (library, "24 hours")], "How long does a waitlist seat stay open?") == []
+    payment = P("fees-payment-deadlines", "fees-payment-deadlines", "Tuition payment deadlines", "Tuition is due on 15 September.")
+    housing = P("housing-guarantee", "housing-guarantee", "Housing guarantee", "Apply by the 30 June deadline to be guaranteed a room.")
+    # "deadline" is in one title only, but a question that is nothing but that noun asks about the kind
+    assert divergent_options([(payment, "15 September"), (housing, "30 June")], "When is the deadline?") == [payment.title, housing.title]
+    assert divergent_options([(payment, "15 September"), (housing, "30 June")], "When is the tuition payment deadline?") == []
+    # an "answer" that only repeats the question's own words is none
+    assert divergent_options([(payment, "15 September"), (housing, "the deadline")], "When is the deadline?") == []

@@ -14,7 +14,7 @@ def _build(config, resources, registry):
 
 SPEC = ProgramSpec(
     name="askfirst", build=_build, section="askfirst", config_model=AskfirstConfig,
-    description="askfirst: standalone question, complexity router, notes loop, ambiguity check (detector and evidence divergence) "
-                "that asks first, answerability router with escalation, responders",
-    lm_roles={"retrieval_lm": ("rewrite", "retrieval.", "reranker.", "expand", "candidate")},
+    description="askfirst: standalone question, complexity router, notes loop, evidence assessment (per-passage answers, key terms), "
+                "asking first on divergence or the detector, escalation, responders",
+    lm_roles={"retrieval_lm": ("rewrite", "retrieval.", "reranker.", "expand")},
 )

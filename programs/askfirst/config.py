@@ -20,8 +20,13 @@ class AskfirstConfig(ConfigSection):
         "divergence", description="When to ask first: CLARION's detector (grounded in the top passages) says ambiguous, the evidence "
         "diverges (two or more passages from different documents give different answers), both, or either. Divergence is the default: "
         "the offline 1.5B detector called every demo question ambiguous (measured on a01-a04).")
-    divergence_passages: int = Field(4, ge=2, le=8, description="Top passages (from distinct documents) asked for a candidate answer each.")
+    divergence_passages: int = Field(4, ge=2, le=8, description="Documents the evidence assessment reads (the evidence, then the next passages "
+                                     "of the ranking from other documents), each answering the question on its own: the input of divergence.")
+    key_terms: int = Field(2, ge=0, le=10, description="The key-term check (MAF-RAG's KeyMatch as a check): a question with at least this "
+                           "many words of what it asks about in no retrieved passage is UNANSWERABLE; 0 turns the check off. Two, because "
+                           "the offline 1.5B often names the whole question as what is asked about, and one generic verb of it ('stay', "
+                           "'finish') can be missing from an answering passage (measured on the demo's a07 and m01).")
     mode: Literal["ask_first", "answer_all"] = Field("ask_first", description="ask_first: an ambiguous question gets a clarifying "
-                                                     "question naming the readings; answer_all: it is answered over all of them (ASQA-style benchmarks).")
+                                                     "question naming the readings; answer_all: each reading is answered by the passage that gives it (ASQA-style benchmarks).")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
     escalate_below: float = Field(0.6, ge=0, le=1, description="Escalate an 'I don't know' or partial route whose P(answerable) is below this.")

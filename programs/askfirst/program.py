@@ -5,53 +5,32 @@ from __future__ import annotations
 import dspy
 
 from askfirst.config import ProgramConfig
-from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.programs.askfirst.config import AskfirstConfig
+from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options
+from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.base import Reply, Resources
+from askfirst.programs.common.answerability import label_probability, route_for, scores_labels
 from askfirst.programs.common.conversation import format_passages, question_and_history
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
-from askfirst.signatures.askfirst import CandidateAnswer, StandaloneQuestion
+from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, StandaloneQuestion
 from askfirst.signatures.clarion import AnalyzeAmbiguity
 from askfirst.signatures.mafrag import ExpandQuery
 from askfirst.signatures.r2rag import RouteComplexity
 
 
-# Words too general to pick out a document (the question words and the corpus's generic nouns are stopwords enough).
-_COMMON = frozenset("of for and in on to with by per what which who how when where is are".split())
-
-
-def clarifying_question(options: list[str]) -> str:
-    return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
-
-
-def _distinctive(title: str, others: list[str]) -> set[str]:
-    """Title words that name this document and no other: codes and numbers ("CS 201"), or words the others lack."""
-    words = set(normalize_answer(title).split()) - _COMMON
-    other_words = set().union(*(set(normalize_answer(o).split()) for o in others)) if others else set()
-    return {w for w in words if any(c.isdigit() for c in w) or w not in other_words}
-
-
-def divergent_options(candidates: list[tuple[Passage, str]], question: str = "") -> list[str]:
-    """The titles of the documents behind two or more different candidate answers (empty when they agree).
-
-    A candidate of "none" (the passage does not answer) takes no part; answers are compared after SQuAD
-    normalisation, and documents are told apart by their ids, so two chunks of one document never diverge.
-    A question that already names one of those documents by a word only its title has ("CS 201") is not
-    ambiguous: the other documents answer other questions.
-    """
-    first_doc: dict[str, Passage] = {}
-    for passage, answer in candidates:
-        norm = normalize_answer(answer)
-        if norm and norm != "none" and norm not in first_doc and passage.doc_id not in {p.doc_id for p in first_doc.values()}:
-            first_doc[norm] = passage
-    if len(first_doc) < 2:
-        return []
-    titles = list(dict.fromkeys(p.title or p.doc_id for p in first_doc.values()))
-    asked = set(normalize_answer(question).split())
-    if any(_distinctive(t, [o for o in titles if o != t]) & asked for t in titles):
-        return []
-    return titles
+def assessed_passages(ranking: list[Passage], *, evidence_k: int, documents: int) -> list[Passage]:
+    """The evidence (the ranking's first ``evidence_k``), then the next passages from documents not yet in it, until
+    ``documents`` documents are covered: what the assessment reads and the responders answer from."""
+    picked = list(ranking[:evidence_k])
+    docs = {p.doc_id for p in picked}
+    for passage in ranking[evidence_k:]:
+        if len(docs) >= documents:
+            break
+        if passage.doc_id not in docs:
+            picked.append(passage)
+            docs.add(passage.doc_id)
+    return picked
 
 
 class AskFirstProgram(dspy.Module):
@@ -61,18 +40,24 @@ class AskFirstProgram(dspy.Module):
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on.
-    3. Answerability classifier and router (the notes program's), with its ``program.answer_threshold``.
-    4. Ambiguity (``ambiguity``), unless the classifier calls the question UNANSWERABLE: CLARION's detector
-       grounded in the top passages, and evidence divergence (each of the top passages from distinct documents
-       answers on its own; two or more different answers mean the question has readings the collection tells
-       apart, and those documents' titles are the options). In ``ask_first`` mode an ambiguous question gets a
-       clarifying question naming them.
+    3. Evidence assessment: one call on the answer LM reads the evidence and the next passages from other documents
+       (``divergence_passages`` documents in all), copies the answering sentences, labels answerability (ANSWERABLE /
+       PARTIAL / UNDERSPECIFIED / UNANSWERABLE) and names what the question asks about. With ``key_terms`` (N), a
+       question with N or more asked-about words that no retrieved passage contains is UNANSWERABLE (MAF-RAG's
+       KeyMatch as a check). The route follows the label and ``program.answer_threshold``.
+    4. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
+       divergence (one more call writes the answer each passage alone gives; two or more passages from different
+       documents giving different answers mean the question has readings the collection tells apart, and those
+       documents' titles are the options) and/or CLARION's detector grounded in the passages. In ``ask_first`` mode
+       an ambiguous question gets a clarifying question naming them; in ``answer_all`` mode each reading is answered
+       by the passage that gives it, citing it (ASQA-style benchmarks).
     5. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
-       ``escalate_below`` retrieves again with an LM-expanded query and is classified once more.
+       ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more.
     6. The responders, with citations.
 
-    Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``ambiguity`` (what each signal
-    said and the candidate answers), ``escalated``.
+    Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``key_terms`` (what is asked about, its
+    words no retrieved passage contains, and the label the check overruled), ``probability_source``, ``ambiguity``
+    (what each signal said and the per-passage answers), ``escalated``.
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, retries: int = 2):
@@ -82,18 +67,19 @@ class AskFirstProgram(dspy.Module):
         self.rewrite = dspy.Predict(StandaloneQuestion) if config.standalone else None
         self.router = dspy.Predict(RouteComplexity) if config.complexity_router == "lm" else None
         self.retrieval, self.reranker = notes.retrieval, notes.reranker
-        uses = {"detector": ("detector", "both", "either"), "divergence": ("divergence", "both", "either")}
-        self.detect = dspy.Predict(AnalyzeAmbiguity) if config.ambiguity in uses["detector"] else None
-        self.candidate = dspy.Predict(CandidateAnswer) if config.ambiguity in uses["divergence"] else None
-        self.classifier = notes.router
+        self.detect = dspy.Predict(AnalyzeAmbiguity) if config.ambiguity in ("detector", "both", "either") else None
+        self.assess = dspy.Predict(AssessEvidence)
+        self.passage_answers = dspy.Predict(PassageAnswers) if config.ambiguity in ("divergence", "both", "either") else None
         self.expand = dspy.Predict(ExpandQuery) if config.escalation else None
         self.responders = notes.responders
 
     def forward(self, conversation) -> Reply:
         question, history, warnings = question_and_history(conversation, max_question_chars=self.program_config.max_question_chars,
                                                            history_turns=self.program_config.history_turns)
-        state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None, "warnings": warnings,
-                       "extras": {"stage": None, "standalone_query": question, "ambiguity": {}, "escalated": False}}
+        state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
+                       "candidates": [], "warnings": warnings,
+                       "extras": {"stage": None, "standalone_query": question, "key_terms": {}, "probability_source": None, "ambiguity": {},
+                                  "escalated": False}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -105,20 +91,25 @@ class AskFirstProgram(dspy.Module):
         extras["standalone_query"] = query
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
-        passages_text = format_passages(state["evidence"], max_chars=self.program_config.passage_chars)
-        route = self._classify(query, history, passages_text, state)
+        route = self._assess(query, history, state, state["evidence"])
+        if route == "clarify" and self.config.mode == "answer_all":  # nothing is asked in answer_all mode
+            route = "answer"
         # Ask only about a question the passages bear on: on an unanswerable one the top passages answer other
         # questions, and their answers diverge without the question having readings (measured: u01, u02 on the demo).
-        if self.config.mode == "ask_first" and state["evidence"] and state["label"] != "UNANSWERABLE":
+        # A partial one has a part they answer and a part they lack, not readings to choose between.
+        if self.config.ambiguity != "off" and state["evidence"] and state["label"] not in ("UNANSWERABLE", "PARTIAL"):
             options = self._ambiguous(query, state)
-            if options:  # the readings are known: name them
+            each = self._answer_each_reading(state) if options and self.config.mode == "answer_all" else None
+            if each is not None:
+                return each
+            if options and self.config.mode == "ask_first":  # the readings are known: name them
                 return Reply(route="clarify", answer=clarifying_question(options), options=options, label="UNDERSPECIFIED",
                              confidence=state["confidence"], **self._shared(state), **extras)
-            if options is not None:  # ambiguous, readings unnamed: the clarification responder finds them in the passages
-                return self._respond("clarify", question, history, state, passages_text)
+            if options is not None and self.config.mode == "ask_first":  # readings unnamed: the clarification responder finds them
+                route = "clarify"
         if self.expand is not None and route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below:
-            route, passages_text = self._escalate(query, history, state, route, passages_text)
-        return self._respond(route, question, history, state, passages_text)
+            route = self._escalate(query, history, state, route)
+        return self._respond(route, question, history, state)
 
     def _standalone(self, question: str, history: str) -> str:
         if self.rewrite is None or not history:
@@ -142,8 +133,34 @@ class AskFirstProgram(dspy.Module):
         if self.reranker is not None and head:
             head = self.reranker(question=query, passages=head).passages
         shown = {p.passage_id for p in head}
-        state["evidence"] = head[: self.program_config.evidence_k]
         state["ranking"] = head + [p for p in pool if p.passage_id not in shown]
+        state["evidence"] = assessed_passages(state["ranking"], evidence_k=self.program_config.evidence_k, documents=self.config.divergence_passages)
+
+    def _assess(self, query: str, history: str, state: dict, passages: list[Passage]) -> str:
+        """Label answerability from ``passages`` (recording what is asked about and the key-term check); returns the
+        label's route. With ``key_terms`` (N), a question with N or more asked-about words in no retrieved passage is
+        UNANSWERABLE, unless the assessment already called it PARTIAL (whose missing part is expected to be absent)."""
+        if not passages:
+            state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
+            return "idk"
+        config = {"logprobs": True} if self.program_config.label_logprobs and scores_labels(self.assess) else None
+        out = call_predictor(self.assess, "askfirst_assess", retries=self.retries, config=config, conversation_history=history,
+                             question=query, passages=format_passages(passages, max_chars=self.program_config.passage_chars))
+        by_id = {p.passage_id: p for p in passages}
+        label = out.label
+        confidence, p_answer, state["extras"]["probability_source"] = label_probability(self.assess, out, label, generated=out.confidence)
+        asked = str(out.asked_about or "").strip()
+        # Against everything retrieved, not only the passages read: a word the evidence lacks but the ranking has is
+        # a paraphrase away ("start" / "starts"), not a thing the collection never mentions.
+        pool = passages + [p for p in state["ranking"] if p.passage_id not in by_id]
+        missing = unmatched_terms(asked, pool) if self.config.key_terms else []
+        state["extras"]["key_terms"] = {"asked_about": asked, "missing": missing, "overruled": None}
+        if self.config.key_terms and len(missing) >= self.config.key_terms and label in ("ANSWERABLE", "UNDERSPECIFIED"):
+            state["extras"]["key_terms"]["overruled"] = label  # nothing the passages say backs that label
+            label, confidence, p_answer = "UNANSWERABLE", 1.0, 0.0
+        state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
+        route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
+        return self.program_config.unanswerable_route if route == "idk" else route
 
     def _ambiguous(self, query: str, state: dict) -> list[str] | None:
         """``None`` when the question is not (judged) ambiguous; else the options to offer (empty: let the
@@ -158,10 +175,11 @@ class AskFirstProgram(dspy.Module):
             aspects = [str(a) for a in out.ambiguous_aspects or [] if str(a).strip()]
             signals.append(detected)
         options: list[str] = []
-        if self.candidate is not None:
-            candidates = self._candidates(query, state["ranking"])
-            options = divergent_options(candidates, query)
-            record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in candidates}}
+        if self.passage_answers is not None:
+            state["candidates"] = self._candidates(query, state["evidence"])
+            options = divergent_options(state["candidates"], query)
+            record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
+            record["options"] = options
             signals.append(bool(options))
         if not signals:
             return None
@@ -171,47 +189,57 @@ class AskFirstProgram(dspy.Module):
             return None
         return options or (aspects if len(aspects) >= 2 else [])
 
-    def _candidates(self, query: str, ranking: list[Passage]) -> list[tuple[Passage, str]]:
-        picked, docs = [], set()
-        for passage in ranking:
-            if passage.doc_id not in docs:
-                picked.append(passage)
-                docs.add(passage.doc_id)
-            if len(picked) == self.config.divergence_passages:
-                break
-        chars = self.program_config.passage_chars
-        return [(p, call_predictor(self.candidate, "askfirst_candidate", retries=self.retries, question=query,
-                                   passage=format_passages([p], max_chars=chars)).answer) for p in picked]
+    def _candidates(self, query: str, passages: list[Passage]) -> list[tuple[Passage, str]]:
+        """The answer each passage alone gives (its own LM call: as a trailing output of the assessment, the offline
+        1.5B listed only the first passage, and divergence never fired on the demo's ambiguous questions)."""
+        out = call_predictor(self.passage_answers, "askfirst_passage_answers", retries=self.retries, question=query,
+                             passages=format_passages(passages, max_chars=self.program_config.passage_chars))
+        by_id = {p.passage_id: p for p in passages}
+        return [(by_id[pid], str(a.get("answer", ""))) for a in out.passage_answers or []
+                if (pid := str(a.get("passage_id", "")).strip("[] ")) in by_id]
 
-    def _classify(self, query: str, history: str, passages_text: str, state: dict) -> str:
-        decision = self.classifier(question=query, conversation_history=history, passages_text=passages_text)
-        state["label"], state["confidence"] = decision.label, decision.confidence
-        state["p_answerable"] = decision.get("p_answerable", 0.0 if decision.route == "idk" else None)
-        return decision.route
+    def _answer_each_reading(self, state: dict) -> Reply | None:
+        """``answer_all``: every reading answered by the passage that gives it ("title: answer"), citing that passage
+        (``None`` when the readings are not documents of the evidence: the detector's aspects are answered as usual)."""
+        readings = []
+        for passage, answer in state["candidates"]:
+            title = passage.title or passage.doc_id
+            if title in state["extras"]["ambiguity"].get("options", []) and title not in {t for t, _, _ in readings}:
+                readings.append((title, answer.strip(), passage.passage_id))
+        if not readings:
+            return None
+        answer = " ".join(f"{title}: {text} [{pid}]." for title, text, pid in readings)
+        return Reply(route="answer", answer=answer, citations=[pid for _, _, pid in readings], options=[t for t, _, _ in readings],
+                     label=state["label"], confidence=state["confidence"], **self._shared(state), **state["extras"])
 
-    def _escalate(self, query: str, history: str, state: dict, route: str, passages_text: str) -> tuple[str, str]:
+    def _escalate(self, query: str, history: str, state: dict, route: str) -> str:
         expansions = call_predictor(self.expand, "askfirst_expand", retries=self.retries, query=query).expansions or []
         expanded = " ".join([query, *[e.strip() for e in expansions if e.strip()]])
         if expanded == query:
-            return route, passages_text
+            return route
         state["queries"].append(expanded)
         found = self.resources.search([query, expanded], self.program_config.rerank_candidates)
         known = {p.passage_id for p in state["evidence"]}
-        evidence = (state["evidence"] + [p for p in found if p.passage_id not in known])[: self.program_config.evidence_k + 2]
-        text = format_passages(evidence, max_chars=self.program_config.passage_chars)
-        new_route = self._classify(query, history, text, state)
+        evidence = (state["evidence"] + [p for p in found if p.passage_id not in known])[: len(state["evidence"]) + 2]
+        before = {k: state[k] for k in ("label", "confidence", "p_answerable")}
+        before_extras = {k: state["extras"][k] for k in ("key_terms", "probability_source")}
+        new_route = self._assess(query, history, state, evidence)
         state["extras"]["escalated"] = True
         if new_route in ("answer", "partial"):
             state["evidence"] = evidence
             state["ranking"] = evidence + [p for p in state["ranking"] if p.passage_id not in {e.passage_id for e in evidence}]
-            return new_route, text
-        return route, passages_text
+            return new_route
+        state.update(before)  # the first assessment stands, with what it recorded
+        state["extras"].update(before_extras)
+        return route
 
-    def _respond(self, route: str, question: str, history: str, state: dict, passages_text: str) -> Reply:
+    def _respond(self, route: str, question: str, history: str, state: dict) -> Reply:
+        passages_text = format_passages(state["evidence"], max_chars=self.program_config.passage_chars)
         reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
                                 passage_ids=[p.passage_id for p in state["evidence"]])
         return Reply(route=route, answer=reply.answer, citations=reply.citations, missing=reply.missing, options=reply.options,
-                     label=state["label"], confidence=state["confidence"], **self._shared(state), **state["extras"])
+                     label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state),
+                     **state["extras"])
 
     @staticmethod
     def _shared(state: dict) -> dict:

@@ -1,0 +1,52 @@
+"""Evidence divergence: the question has readings the collection tells apart when passages from different documents
+give it different answers; those documents' titles are the readings a clarifying question offers."""
+
+from __future__ import annotations
+
+from askfirst.evaluation.answer_metrics import normalize_answer
+from askfirst.programs.askfirst.key_terms import QUANTITY_WORDS, stem
+from askfirst.retrieval.bm25 import tokenize
+from askfirst.retrieval.chunking import Passage
+
+# Words too general to pick out a document (the question words and the corpus's generic nouns are stopwords enough).
+_COMMON = frozenset("of for and in on to with by per what which who how when where is are".split())
+
+
+def clarifying_question(options: list[str]) -> str:
+    return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
+
+
+def _words(text: str) -> set[str]:
+    return {stem(w) for w in normalize_answer(text).split() if w not in _COMMON}
+
+
+def divergent_options(candidates: list[tuple[Passage, str]], question: str = "") -> list[str]:
+    """The titles of the documents behind two or more different candidate answers (empty when they agree).
+
+    A candidate of "none", or one that only repeats the question's own words ("CS 201" asked of CS 310's page when
+    the question is about CS 201), takes no part; answers are compared after SQuAD normalisation, and documents are
+    told apart by their ids, so two chunks of one document never diverge. A question that names one of those
+    documents, by a title word no other of their titles has ("undergraduate" for "Undergraduate tuition" beside
+    "Graduate tuition"), is not ambiguous: the other documents answer other questions. A title word they share
+    ("fee", "scholarship") names a kind of thing, and so does a question that is nothing but one noun ("When is
+    the deadline?"), whichever title has it. (Titles only: the words of the documents' texts named readings away
+    on the demo; "undergraduate" is in the bursary's text.)
+    """
+    asked_text = f" {normalize_answer(question)} "
+    first_doc: dict[str, Passage] = {}
+    for passage, answer in candidates:
+        norm = normalize_answer(answer)
+        if not norm or norm == "none" or (question and f" {norm} " in asked_text):
+            continue
+        if norm not in first_doc and passage.doc_id not in {p.doc_id for p in first_doc.values()}:
+            first_doc[norm] = passage
+    if len(first_doc) < 2:
+        return []
+    docs = list(first_doc.values())
+    content = {stem(t) for t in tokenize(question) if t not in QUANTITY_WORDS}
+    if len(content) > 1:
+        for doc in docs:
+            others = set().union(*(_words(o.title) for o in docs if o.doc_id != doc.doc_id))
+            if (_words(doc.title) - others) & content:
+                return []
+    return list(dict.fromkeys(p.title or p.doc_id for p in docs))

@@ -1,0 +1,36 @@
+"""What the question asks about, checked against the passages: MAF-RAG's KeyMatch (the share of the query's keywords
+in a passage) turned into an answerability check. A question about a parking permit over passages on fees shares
+"how much" with them but not "parking": the thing it asks about is absent, however close the topic. The small
+assessment LM misses that (measured on the demo: both fee and tuition passages were taken to answer it), so the
+check is lexical, on the words the assessment itself names as what is asked about, Porter-stemmed, against every
+passage retrieved."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from askfirst.retrieval.bm25 import tokenize
+from askfirst.retrieval.chunking import Passage
+
+# Words that name a quantity rather than the thing asked about ("the cost of a single room").
+QUANTITY_WORDS = frozenset("much many long cost costs price amount number maximum minimum total".split())
+
+
+@cache
+def stem(word: str) -> str:
+    """Porter's stem (nltk's, which rouge-score already brings): "starts" and "starting" count as "start"."""
+    return _porter().stem(word)
+
+
+@cache
+def _porter():
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
+
+
+def unmatched_terms(text: str, passages: list[Passage]) -> list[str]:
+    """The content words of ``text`` (BM25's tokens: lower-cased, stopwords and quantity words dropped) that appear in
+    no passage's title or text, once each, in order."""
+    seen = {stem(t) for p in passages for t in tokenize(f"{p.title} {p.text}")}
+    return list(dict.fromkeys(t for t in tokenize(text) if t not in QUANTITY_WORDS and stem(t) not in seen))
