@@ -58,6 +58,8 @@ def test_records_carry_tokens_and_the_server_reports_real_usage(tmp_path, retrie
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         result = run_eval(program, examples, run_dir=tmp_path)
     assert [(r["tokens_in"], r["tokens_out"]) for r in result.records] == [(300, 21), (300, 21)]  # three calls each
+    steps = {"retrieval.query_generator", "router.classify", "responders.complete"}  # one call each, by step
+    assert all(r["tokens_by_step"] == dict.fromkeys(steps, {"in": 100, "out": 7}) for r in result.records), result.records[0]["tokens_by_step"]
     assert result.summary["tokens_in_per_question"] == 300 and result.summary["cost_usd"] is None  # no price for this model
 
     from askfirst.serve.app import Variant, _usage

@@ -81,9 +81,10 @@ def answer_question(program: dspy.Module, example) -> dict:
     start = time.perf_counter()
     try:
         # per question and per thread, so concurrent questions count apart
-        with counting_lm_calls() as counter, dspy.context(track_usage=True):
+        with dspy.context(track_usage=True), counting_lm_calls(program) as counter:
             pred = program(conversation=example.conversation)
-        return prediction_record(example, pred, seconds=time.perf_counter() - start, lm_calls=counter.count) | token_usage(pred)
+        return (prediction_record(example, pred, seconds=time.perf_counter() - start, lm_calls=counter.count) | token_usage(pred)
+                | {"tokens_by_step": {name: dict(t) for name, t in counter.tokens_by_step.items() if t["in"] or t["out"]}})
     except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
         logger.warning("question %s failed: %s", example.id, exc)
         return failure_record(example, exc, seconds=time.perf_counter() - start)
