@@ -67,6 +67,7 @@ def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_p
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
     run = mlflow.search_runs(experiment_names=["askfirst"], filter_string="tags.`askfirst.kind` = 'compile'", output_format="list")[0]
     assert run.data.params["compile.objective"] == "both" and run.data.metrics["lm_calls"] > 0
+    assert {"tokens_in", "tokens_out"} <= set(run.data.metrics)  # what the compile spent (the scripted LM reports no tokens)
     history = mlflow.MlflowClient().get_metric_history(run.info.run_id, "candidate_score")
     assert len(history) == len(curve)
     trials = mlflow.search_runs(experiment_names=["askfirst"], output_format="list",

@@ -21,10 +21,12 @@ def compile_(
     resume: Annotated[Path | None, typer.Option(help="An interrupted compile run folder: its config (plus any --set, e.g. a larger budget) is reused and the optimiser resumes from its checkpoint.")] = None,
 ) -> None:
     """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
+    import dspy
+
     from askfirst.cli.render import console
     from askfirst.config import load_config, save_resolved
     from askfirst.datasets.splits import configured_questions, split_by_conversation
-    from askfirst.lm.call_counter import counting_lm_calls
+    from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens
     from askfirst.lm.factory import build_lm
     from askfirst.optimizers.compile import compile_program, save_compiled
     from askfirst.optimizers.curves import instruction_diff, instructions, optimisation_curve
@@ -60,9 +62,10 @@ def compile_(
                 from askfirst.programs.factory import build_judges
 
                 judges = build_judges(cfg, session.retriever.embedder)
-            with counting_lm_calls() as counter:
+            with dspy.context(track_usage=True), counting_lm_calls() as counter:
                 compiled = compile_program(session.program, train, val, config=cfg, reflection_lm=reflection_lm, run_dir=run_dir,
                                            judges=judges, use_mlflow=tracker.enabled)
+                tokens_in, tokens_out = tracked_tokens()  # every LM of the run, the reflection LM included; cached calls cost none
             path = save_compiled(compiled, run_dir)
             curve = optimisation_curve(compiled)
             for row in curve:
@@ -75,7 +78,7 @@ def compile_(
             diff = instruction_diff(before, instructions(compiled))
             write_atomic(run_dir / "curve.json", json.dumps(curve, indent=2))
             write_atomic(run_dir / "instructions.diff", diff + "\n")
-            tracker.log_metrics({"lm_calls": counter.count})
+            tracker.log_metrics({"lm_calls": counter.count, "tokens_in": tokens_in, "tokens_out": tokens_out})
             for name in ("config.yaml", "curve.json", "instructions.diff"):
                 tracker.log_artifact(run_dir / name)
             tracker.log_artifact(path)
@@ -83,5 +86,6 @@ def compile_(
     finally:
         session.close()
     changed = sum(1 for line in diff.splitlines() if line.startswith("+++"))
-    console.print(f"compiled program: {path}  ({changed} instruction(s) changed; see {run_dir / 'instructions.diff'}; {counter.count} LM calls)\n"
+    console.print(f"compiled program: {path}  ({changed} instruction(s) changed; see {run_dir / 'instructions.diff'}; {counter.count} LM calls, "
+                  f"{tokens_in} input and {tokens_out} output tokens)\n"
                   f"evaluate it with: askfirst eval --config {run_dir / 'config.yaml'} --program {run_dir} --set data.split=validation")

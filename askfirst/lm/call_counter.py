@@ -12,7 +12,7 @@ import dspy
 from dspy.utils.callback import BaseCallback
 
 
-def _tracked_tokens() -> tuple[int, int]:
+def tracked_tokens() -> tuple[int, int]:
     """Input and output tokens DSPy's usage tracker has recorded so far in this context (0, 0 without one)."""
     tracker = dspy.settings.get("usage_tracker")
     if tracker is None:
@@ -40,12 +40,12 @@ class LMCallCounter(BaseCallback):
     def on_module_start(self, call_id, instance, inputs):
         name = self.steps.get(id(instance))
         if name is not None:
-            self._open[call_id] = (name, _tracked_tokens())
+            self._open[call_id] = (name, tracked_tokens())
 
     def on_module_end(self, call_id, outputs, exception):
         if call_id in self._open:
             name, (tokens_in, tokens_out) = self._open.pop(call_id)
-            now_in, now_out = _tracked_tokens()
+            now_in, now_out = tracked_tokens()
             with self._lock:
                 self.tokens_by_step[name]["in"] += now_in - tokens_in
                 self.tokens_by_step[name]["out"] += now_out - tokens_out
