@@ -13,13 +13,12 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
+from dspy._vendor.lm15.types import TokenLogprob, TopLogprob  # not re-exported by dspy.lm15
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import ContextLengthError, Message, Response, TextPart, Usage, response_to_events
-from dspy._vendor.lm15.types import TokenLogprob, TopLogprob
-
-from askfirst.lm.label_scoring import ValueScorer, enum_fields, normalise, value_offset
 
 from askfirst.cancellation import acquire, check_cancelled
+from askfirst.lm.label_scoring import ValueScorer, enum_fields, normalise, value_offset
 
 
 def _text(parts) -> str:

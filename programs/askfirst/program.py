@@ -148,7 +148,7 @@ class AskFirstProgram(dspy.Module):
                              question=query, passages=format_passages(passages, max_chars=self.program_config.passage_chars))
         by_id = {p.passage_id: p for p in passages}
         label = out.label
-        confidence, p_answer, state["extras"]["probability_source"] = label_probability(self.assess, out, label, generated=out.confidence)
+        confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
         asked = str(out.asked_about or "").strip()
         # Against everything retrieved, not only the passages read: a word the evidence lacks but the ranking has is
         # a paraphrase away ("start" / "starts"), not a thing the collection never mentions.

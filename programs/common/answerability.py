@@ -44,7 +44,7 @@ def label_distribution(prediction, labels) -> dict[str, float] | None:
     return None
 
 
-def label_probability(predictor: dspy.Predict, out, label: str, *, generated: float) -> tuple[float, float, str]:
+def label_probability(out, label: str, *, generated: float) -> tuple[float, float, str]:
     """``(confidence in label, P(answerable), source)``: from the label's log-probabilities where the LM measured
     them (``"logprobs"``), else from the confidence the LM wrote (``"generated"``)."""
     dist = label_distribution(out, LABELS)
@@ -92,7 +92,7 @@ class AnswerabilityRouter(dspy.Module):
         config = {"logprobs": True} if self.label_logprobs and scores_labels(self.classify) else None
         out = call_predictor(self.classify, "answerability", retries=self.retries, config=config, conversation_history=conversation_history,
                              question=question, passages=passages_text)
-        confidence, p_answer, source = label_probability(self.classify, out, out.label, generated=out.confidence)
+        confidence, p_answer, source = label_probability(out, out.label, generated=out.confidence)
         route = route_for(out.label, confidence, threshold=self.answer_threshold, p_answer=p_answer)
         if route == "idk":
             route = self.unanswerable_route
