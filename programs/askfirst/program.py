@@ -9,7 +9,7 @@ from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.base import Reply, Resources
-from askfirst.programs.common.answerability import label_probability, route_for, scores_labels
+from askfirst.programs.common.answerability import label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, question_and_history
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
@@ -143,7 +143,7 @@ class AskFirstProgram(dspy.Module):
         if not passages:
             state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
             return "idk"
-        config = {"logprobs": True} if self.program_config.label_logprobs and scores_labels(self.assess) else None
+        config = label_scoring_config(self.assess, enabled=self.program_config.label_logprobs)
         out = call_predictor(self.assess, "askfirst_assess", retries=self.retries, config=config, conversation_history=history,
                              question=query, passages=format_passages(passages, max_chars=self.program_config.passage_chars))
         by_id = {p.passage_id: p for p in passages}

@@ -32,6 +32,11 @@ def scores_labels(predictor: dspy.Predict) -> bool:
         return False
 
 
+def label_scoring_config(predictor: dspy.Predict, *, enabled: bool) -> dict | None:
+    """The call config that asks ``predictor``'s LM for its label probabilities, or ``None`` when off or not measured."""
+    return {"logprobs": True} if enabled and scores_labels(predictor) else None
+
+
 def label_distribution(prediction, labels) -> dict[str, float] | None:
     """The probability of each label from the reply's log-probabilities, or ``None`` when the LM gave none for them:
     the entry whose alternatives are exactly ``labels`` (what ``LlamaCppEngine`` reports), renormalised over them."""
@@ -89,7 +94,7 @@ class AnswerabilityRouter(dspy.Module):
     def forward(self, question: str, conversation_history: str, passages_text: str) -> dspy.Prediction:
         if not passages_text.strip():
             return dspy.Prediction(label="UNANSWERABLE", confidence=1.0, route="idk", p_answerable=0.0, probability_source=None)
-        config = {"logprobs": True} if self.label_logprobs and scores_labels(self.classify) else None
+        config = label_scoring_config(self.classify, enabled=self.label_logprobs)
         out = call_predictor(self.classify, "answerability", retries=self.retries, config=config, conversation_history=conversation_history,
                              question=question, passages=passages_text)
         confidence, p_answer, source = label_probability(out, out.label, generated=out.confidence)
