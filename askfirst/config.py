@@ -52,6 +52,9 @@ class RetrieverConfig(ConfigSection):
     qdrant_url: str | None = Field(None, description="A Qdrant server URL; when set, used instead of the local folder.")
     embedding_model: str = "all-MiniLM-L6-v2"
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
+    lexical: Literal["auto", "qdrant", "bm25s", "rank_bm25"] = Field(
+        "auto", description="BM25 engine: the sparse vectors in Qdrant, an on-disk bm25s index, or rank-bm25 in memory; "
+                            "auto = qdrant with a server URL, bm25s with the local store (askfirst.retrieval.lexical).")
     per_retriever_k: int = Field(10, ge=1, description="Hits taken from BM25 and from dense before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant (Cormack et al., 2009).")
     chunk_words: int = Field(180, ge=20, description="Longest chunk, in words; longer documents are split on sentence boundaries.")

@@ -108,9 +108,10 @@ def check_data(config: AskFirstConfig) -> list[Check]:
 
 
 def check_locations(config: AskFirstConfig) -> list[Check]:
-    """Where the index, the MLflow store and the DSPy cache are (informational; they are created on first use)."""
-    from askfirst.lm.factory import cache_dir
-    from askfirst.tracking import tracking_uri
+    """Where the index, the MLflow store and the DSPy cache are (informational; they are created on first use), and
+    whether the index is of a layout this version reads."""
+    from askfirst.retrieval.factory import collection_name
+    from askfirst.retrieval.qdrant_store import LAYOUT, local_layout
 
     r = config.retriever
     if r.qdrant_url:
@@ -118,8 +119,22 @@ def check_locations(config: AskFirstConfig) -> list[Check]:
     else:
         path = Path(r.qdrant_path) if r.qdrant_path else config.runs_path / "qdrant"
         index = f"{path.absolute()} ({'exists' if path.is_dir() else 'created on first index'})"
+        try:
+            collection = collection_name(config)
+        except Exception:  # noqa: BLE001 - a corpus that cannot be found: its own check reports it
+            collection = None
+        if collection and local_layout(path, collection) not in (None, LAYOUT):
+            return [Check("index (Qdrant)", False, f"{index}: collection {collection!r} has askfirst's old layout, which this version does "
+                                                   "not read", "askfirst index with this config (rebuilds the collection)")] + _locations(config)
+    return [Check("index (Qdrant)", True, index, needed=False)] + _locations(config)
+
+
+def _locations(config: AskFirstConfig) -> list[Check]:
+    from askfirst.lm.factory import cache_dir
+    from askfirst.tracking import tracking_uri
+
     tracking = tracking_uri(config) if config.tracking.enabled else "off (tracking.enabled=false)"
-    return [Check("index (Qdrant)", True, index, needed=False), Check("MLflow store", True, tracking, needed=False),
+    return [Check("MLflow store", True, tracking, needed=False),
             Check("DSPy cache", True, str(cache_dir(config)), needed=False),
             Check("model cache", True, f"{model_cache_dir()} (ASKFIRST_MODEL_DIR)", needed=False)]
 

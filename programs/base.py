@@ -143,11 +143,11 @@ class Resources(Shared):
 
     def dense(self, query: str, k: int) -> list[tuple[Passage, float]]:
         """Dense hits with their cosine similarity (the embeddings are normalised), best first."""
-        passages = getattr(self.retriever, "passages", {})
-        if self.embedder is None or self.store is None or not passages or not query.strip():
+        if self.embedder is None or self.store is None or not query.strip():
             return []
-        vector = self.embedder.embed([query])[0]
-        return [(passages[pid], float(score)) for pid, score in self.store.dense_search(vector, k) if pid in passages]
+        hits = self.store.dense_search(self.embedder.embed([query])[0], k)
+        passages = self.store.get_passages([pid for pid, _ in hits])
+        return [(passages[pid], float(score)) for pid, score in hits if pid in passages]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Lexical scoring with rank-bm25 (Okapi BM25) over the passages stored in Qdrant."""
+"""The lexical tokenizer every BM25 in askfirst shares, and rank-bm25 (Okapi BM25) held in memory."""
 
 from __future__ import annotations
 
@@ -19,12 +19,21 @@ def tokenize(text: str) -> list[str]:
 
 
 class BM25Index:
-    """An in-memory BM25 index over ``(passage_id, text)`` pairs, rebuilt from the store on load."""
+    """An in-memory BM25 index over ``(passage_id, text)`` pairs (``retriever.lexical=rank_bm25``).
+
+    Built from every passage each time it is opened: fine for small corpora, see the README for from what size on
+    the on-disk and in-Qdrant alternatives are faster.
+    """
 
     def __init__(self, ids: list[str], texts: list[str]):
         self.ids = ids
         tokens = [tokenize(t) or ["_empty_"] for t in texts]
         self._bm25 = BM25Okapi(tokens) if tokens else None
+
+    @classmethod
+    def from_store(cls, store) -> BM25Index:
+        passages = list(store.iter_passages())
+        return cls([p.passage_id for p in passages], [f"{p.title} {p.text}" for p in passages])
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         terms = tokenize(query)

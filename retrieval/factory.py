@@ -12,6 +12,7 @@ from askfirst.datasets.splits import configured_corpus, question_selection
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport, build_index
+from askfirst.retrieval.lexical import open_lexical
 from askfirst.retrieval.qdrant_store import PassageStore
 
 
@@ -34,10 +35,24 @@ def collection_name(config: AskFirstConfig) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)
 
 
-def open_store(config: AskFirstConfig) -> PassageStore:
+def _qdrant_path(config: AskFirstConfig) -> Path:
+    return Path(config.retriever.qdrant_path) if config.retriever.qdrant_path else config.runs_path / "qdrant"
+
+
+def open_store(config: AskFirstConfig, *, rebuild_old_layout: bool = False) -> PassageStore:
+    """The configured collection (``rebuild_old_layout``: ``askfirst index`` rebuilds a collection of an older layout)."""
     embedder = get_embedder(config.retriever.embedding_model)
-    path = Path(config.retriever.qdrant_path) if config.retriever.qdrant_path else config.runs_path / "qdrant"
-    return PassageStore(collection=collection_name(config), dim=embedder.dim, path=path, url=config.retriever.qdrant_url)
+    return PassageStore(collection=collection_name(config), dim=embedder.dim, path=_qdrant_path(config), url=config.retriever.qdrant_url,
+                        rebuild_old_layout=rebuild_old_layout)
+
+
+def bm25s_folder(config: AskFirstConfig, collection: str) -> Path:
+    """Where the bm25s index of ``collection`` lives: beside the local store, or under runs/ for a server's collection."""
+    url = config.retriever.qdrant_url
+    if url:
+        return config.runs_path / "bm25s" / hashlib.sha1(url.encode()).hexdigest()[:8] / collection
+    path = _qdrant_path(config)
+    return path.with_name(path.name + "-bm25s") / collection
 
 
 def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Document] | None = None, prune: bool = False, progress=None) -> IndexReport:
@@ -49,6 +64,8 @@ def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Docu
     )
 
 
-def open_retriever(config: AskFirstConfig, store: PassageStore) -> HybridRetriever:
+def open_retriever(config: AskFirstConfig, store: PassageStore, *, say=None) -> HybridRetriever:
     r = config.retriever
-    return HybridRetriever(store, get_embedder(r.embedding_model), mode=r.mode, per_retriever_k=r.per_retriever_k, rrf_k=r.rrf_k)
+    lexical = None if r.mode == "dense" else open_lexical(r.lexical, store, folder=bm25s_folder(config, store.collection),
+                                                          server=bool(r.qdrant_url), say=say)
+    return HybridRetriever(store, get_embedder(r.embedding_model), lexical=lexical, mode=r.mode, per_retriever_k=r.per_retriever_k, rrf_k=r.rrf_k)

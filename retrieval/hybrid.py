@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from askfirst.retrieval.bm25 import BM25Index
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.embedder import Embedder
 from askfirst.retrieval.fusion import reciprocal_rank_fusion
@@ -23,28 +22,29 @@ class Hit:
 class HybridRetriever:
     """Search one Qdrant collection lexically (BM25), densely, or both fused with RRF.
 
-    The BM25 index is built from the texts stored in Qdrant when the retriever is created, so the
-    store stays the single source of truth for what is indexed.
+    Nothing about the corpus is held here: the lexical index (see :mod:`askfirst.retrieval.lexical`) and the
+    dense vectors answer with passage ids, and only the fused top hits' passages are read from the store.
+
+    Args:
+        lexical: The BM25 engine, anything with ``search(query, k) -> [(passage_id, score)]``.
     """
 
-    def __init__(self, store: PassageStore, embedder: Embedder, *, mode: Mode = "hybrid", per_retriever_k: int = 10, rrf_k: int = 60):
+    def __init__(self, store: PassageStore, embedder: Embedder, *, lexical, mode: Mode = "hybrid", per_retriever_k: int = 10, rrf_k: int = 60):
         self.store = store
         self.embedder = embedder
+        self.lexical = lexical
         self.mode = mode
         self.per_retriever_k = per_retriever_k
         self.rrf_k = rrf_k
-        self.passages: dict[str, Passage] = {p.passage_id: p for p in store.iter_passages()}
-        ids = list(self.passages)
-        self.bm25 = BM25Index(ids, [f"{self.passages[i].title} {self.passages[i].text}" for i in ids])
 
     def __len__(self) -> int:
-        return len(self.passages)
+        return self.store.count()
 
     def bm25_ranking(self, query: str, k: int) -> list[str]:
-        return [pid for pid, _ in self.bm25.search(query, k)]
+        return [pid for pid, _ in self.lexical.search(query, k)]
 
     def dense_ranking(self, query: str, k: int, *, vector=None) -> list[str]:
-        if not self.passages or not query.strip():
+        if not query.strip():
             return []
         vector = self.embedder.embed([query])[0] if vector is None else vector
         return [pid for pid, _ in self.store.dense_search(vector, k)]
@@ -61,10 +61,11 @@ class HybridRetriever:
     def search_many(self, queries: list[str], k: int) -> list[Hit]:
         """Fuse the rankings of several queries (each lexical and dense) into one list."""
         # One embedding call for all queries rather than one per query.
-        vectors = self.embedder.embed(queries) if self.mode != "bm25" and self.passages else [None] * len(queries)
+        vectors = self.embedder.embed(queries) if self.mode != "bm25" and queries else [None] * len(queries)
         ranked = [r for q, v in zip(queries, vectors, strict=True) for r in self.rankings(q, vector=v) if r]
         fused = reciprocal_rank_fusion(ranked, k=self.rrf_k)[:k]
-        return [Hit(self.passages[pid], score) for pid, score in fused]
+        passages = self.store.get_passages([pid for pid, _ in fused])
+        return [Hit(passages[pid], score) for pid, score in fused if pid in passages]  # a passage deleted meanwhile drops out
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
         return self.search_many([query], k)

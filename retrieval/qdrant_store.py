@@ -1,17 +1,23 @@
-"""Passages and their dense vectors in Qdrant: embedded local mode by default, a server by URL."""
+"""Passages, their dense vectors and their BM25 sparse vectors in Qdrant: embedded local mode by default, a server by URL."""
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 from qdrant_client import QdrantClient, models
 
 from askfirst.retrieval.chunking import Passage
+from askfirst.retrieval.sparse import B, K1, document_vector, passage_length, query_vector
 
 _NAMESPACE = uuid.UUID("6f1c3e52-9a43-4b8e-8f1e-a5d0c0a1f001")
+DENSE = "dense"
+SPARSE = "bm25"
+LAYOUT = 2  # 1: one unnamed dense vector per point (before BM25 moved into Qdrant); 2: named dense + sparse "bm25"
+_PAYLOAD = ["passage_id", "doc_id", "title", "text"]
 
 
 class StoreError(RuntimeError):
@@ -23,13 +29,42 @@ def point_id(passage_id: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, passage_id))
 
 
-class PassageStore:
-    """One Qdrant collection of passages (payload: id, document id, title, text, content hash)."""
+def _passage(payload: dict) -> Passage:
+    return Passage(payload["passage_id"], payload["doc_id"], payload.get("title", ""), payload["text"])
 
-    def __init__(self, *, collection: str, dim: int, path: str | Path | None = None, url: str | None = None, client: QdrantClient | None = None):
+
+def local_layout(path: str | Path, collection: str) -> int | None:
+    """The layout of ``collection`` in an embedded store's folder, read from its ``meta.json`` without opening the
+    store (which would take its lock); ``None`` if the collection is not there."""
+    try:
+        config = json.loads((Path(path) / "meta.json").read_text())["collections"][collection]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    named = DENSE in (config.get("vectors") or {}) and SPARSE in (config.get("sparse_vectors") or {})
+    return int((config.get("metadata") or {}).get("layout", 0)) if named else 1
+
+
+class PassageStore:
+    """One Qdrant collection of passages (payload: id, document id, title, text, content hash).
+
+    Each point holds a dense vector (``"dense"``, cosine) and the passage's BM25 term weights (sparse ``"bm25"``, IDF
+    applied by Qdrant), so nothing about the corpus has to live in the process that searches it. The collection's
+    metadata records the layout, the BM25 parameters and a ``revision`` that changes with every write (what an
+    index kept outside Qdrant, such as bm25s's, checks to know it is stale).
+
+    Args:
+        rebuild_old_layout: A collection of an older layout is deleted and created anew (``askfirst index`` does
+            this); otherwise opening one raises :class:`StoreError` saying so, so that no command mixes layouts.
+    """
+
+    def __init__(self, *, collection: str, dim: int, path: str | Path | None = None, url: str | None = None,
+                 client: QdrantClient | None = None, rebuild_old_layout: bool = False):
         self.collection = collection
         self.dim = dim
+        self.location = url or str(path)
         self._owns_client = client is None
+        self._rebuild_old_layout = rebuild_old_layout
+        self.rebuilt_old_layout = False
         try:
             if client is not None:
                 self.client = client
@@ -47,15 +82,50 @@ class PassageStore:
                 raise
             raise StoreError(f"the Qdrant server at {url} does not answer ({type(exc).__name__}: {str(exc)[:200]}); "
                              "start it, or check retriever.qdrant_url (unset it for the local store under runs/)") from None
+        if exists and self._layout() != LAYOUT:
+            if not rebuild_old_layout:
+                raise StoreError(f"collection {collection!r} in {self.location} was built with askfirst's old layout (one unnamed dense "
+                                 "vector, BM25 rebuilt in memory on every open); `askfirst index` (same config) rebuilds it")
+            self.client.delete_collection(collection)
+            exists, self.rebuilt_old_layout = False, True
         if not exists:
-            self.client.create_collection(collection, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE))
-        else:
-            size = self.client.get_collection(collection).config.params.vectors.size
-            if size != dim:
-                raise StoreError(f"collection {collection!r} holds {size}-d vectors but the embedder makes {dim}-d ones; use another collection name")
+            self.client.create_collection(
+                collection,
+                vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
+                sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                metadata={"layout": LAYOUT, "bm25_k1": K1, "bm25_b": B, "revision": uuid.uuid4().hex},
+            )
+        size = self.client.get_collection(collection).config.params.vectors[DENSE].size
+        if size != dim:
+            raise StoreError(f"collection {collection!r} holds {size}-d vectors but the embedder makes {dim}-d ones; use another collection name")
+
+    def _metadata(self) -> dict:
+        return self.client.get_collection(self.collection).config.metadata or {}
+
+    def _layout(self) -> int:
+        params = self.client.get_collection(self.collection).config.params
+        named = isinstance(params.vectors, dict) and DENSE in params.vectors and SPARSE in (params.sparse_vectors or {})
+        return int(self._metadata().get("layout", 0)) if named else 1
+
+    def _touch(self) -> None:
+        self.client.update_collection(self.collection, metadata={"revision": uuid.uuid4().hex})
+
+    @property
+    def revision(self) -> str:
+        """Changes with every write: equal revisions mean the same passages."""
+        return str(self._metadata().get("revision", ""))
 
     def count(self) -> int:
         return self.client.count(self.collection, exact=True).count
+
+    def fix_bm25_avg_len(self, passages: list[Passage]) -> float:
+        """The average passage length BM25 normalises by: set from ``passages`` on the collection's first write, then kept."""
+        meta = self._metadata()
+        if "bm25_avg_len" not in meta:
+            lengths = [passage_length(f"{p.title} {p.text}") for p in passages] or [1]
+            meta["bm25_avg_len"] = float(np.mean(lengths))
+            self.client.update_collection(self.collection, metadata={"bm25_avg_len": meta["bm25_avg_len"]})
+        return float(meta["bm25_avg_len"])
 
     def stored_hashes(self, passage_ids: list[str]) -> dict[str, str]:
         """``passage_id -> content_hash`` for the given ids that are already stored."""
@@ -67,37 +137,91 @@ class PassageStore:
         return found
 
     def upsert(self, passages: list[Passage], vectors: np.ndarray) -> None:
+        avg_len = self.fix_bm25_avg_len(passages)
         points = [
             models.PointStruct(
                 id=point_id(p.passage_id),
-                vector=v.tolist(),
+                vector={DENSE: v.tolist(), SPARSE: document_vector(f"{p.title} {p.text}", avg_len=avg_len)},
                 payload={"passage_id": p.passage_id, "doc_id": p.doc_id, "title": p.title, "text": p.text, "content_hash": p.content_hash},
             )
             for p, v in zip(passages, vectors, strict=True)
         ]
+        self._touch()  # before writing: an interrupted write must still read as changed
         self.client.upsert(self.collection, points=points, wait=True)
 
     def delete(self, passage_ids: list[str]) -> None:
         if passage_ids:
+            self._touch()
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=[point_id(p) for p in passage_ids]))
 
     def iter_passages(self) -> Iterator[Passage]:
         offset = None
         while True:
-            records, offset = self.client.scroll(self.collection, limit=512, offset=offset, with_payload=True, with_vectors=False)
-            for r in records:
-                yield Passage(r.payload["passage_id"], r.payload["doc_id"], r.payload.get("title", ""), r.payload["text"])
+            records, offset = self.client.scroll(self.collection, limit=512, offset=offset, with_payload=_PAYLOAD, with_vectors=False)
+            yield from (_passage(r.payload) for r in records)
             if offset is None:
                 return
 
+    def get_passages(self, passage_ids: list[str]) -> dict[str, Passage]:
+        """The stored passages among ``passage_ids``, by id (one request per 512 ids)."""
+        found: dict[str, Passage] = {}
+        for start in range(0, len(passage_ids), 512):
+            batch = [point_id(p) for p in passage_ids[start : start + 512]]
+            for rec in self.client.retrieve(self.collection, ids=batch, with_payload=_PAYLOAD, with_vectors=False):
+                found[rec.payload["passage_id"]] = _passage(rec.payload)
+        return found
+
+    def texts(self) -> PassageTexts:
+        """Passage id → text, read on demand (what the judges and exports look up for the passages a run retrieved)."""
+        return PassageTexts(self)
+
     def dense_search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
-        hits = self.client.query_points(self.collection, query=vector.tolist(), limit=k, with_payload=["passage_id"]).points
+        hits = self.client.query_points(self.collection, query=vector.tolist(), using=DENSE, limit=k, with_payload=["passage_id"]).points
         return [(h.payload["passage_id"], float(h.score)) for h in hits]
+
+    def sparse_search(self, query: str, k: int) -> list[tuple[str, float]]:
+        """BM25 hits for ``query`` from the sparse vectors (Qdrant applies the IDF)."""
+        vector = query_vector(query)
+        if vector is None:
+            return []
+        hits = self.client.query_points(self.collection, query=vector, using=SPARSE, limit=k, with_payload=["passage_id"]).points
+        return [(h.payload["passage_id"], float(h.score)) for h in hits if h.score > 0]
 
     def sibling(self, collection: str) -> PassageStore:
         """Another collection in the same Qdrant store, on this store's client (local mode allows one client per folder)."""
-        return PassageStore(collection=collection, dim=self.dim, client=self.client)
+        store = PassageStore(collection=collection, dim=self.dim, client=self.client, rebuild_old_layout=self._rebuild_old_layout)
+        store.location = self.location
+        return store
 
     def close(self) -> None:
         if self._owns_client:
             self.client.close()
+
+
+class PassageTexts(Mapping):
+    """A read-through ``passage_id -> text`` view of a store: each id is read once, never the whole collection."""
+
+    def __init__(self, store: PassageStore):
+        self._store = store
+        self._cache: dict[str, str | None] = {}
+
+    def _load(self, passage_id: str) -> str | None:
+        if passage_id not in self._cache:
+            found = self._store.get_passages([passage_id]).get(passage_id)
+            self._cache[passage_id] = found.text if found else None
+        return self._cache[passage_id]
+
+    def __getitem__(self, passage_id: str) -> str:
+        text = self._load(passage_id)
+        if text is None:
+            raise KeyError(passage_id)
+        return text
+
+    def __contains__(self, passage_id) -> bool:
+        return isinstance(passage_id, str) and self._load(passage_id) is not None
+
+    def __iter__(self):
+        return (p.passage_id for p in self._store.iter_passages())
+
+    def __len__(self) -> int:
+        return self._store.count()

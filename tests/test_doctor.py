@@ -79,3 +79,19 @@ def test_the_command_exits_non_zero_when_the_main_job_could_not_run(fake_model, 
     monkeypatch.setitem(local_models.REGISTRY, "fake", LocalModel("fake", (("absent_chunk_pkg", "x.bin"),), "0" * 64, 0, "2.0"))
     code, out = run("lm.model=local/fake")
     assert code == 1 and "not ready" in out and "absent-chunk-pkg==2.0" in out
+
+
+def test_an_index_of_the_old_layout_blocks_and_names_the_rebuild(tmp_path):
+    from qdrant_client import QdrantClient, models
+
+    from askfirst.retrieval.qdrant_store import PassageStore
+
+    config = load_config(overrides=[f"runs_dir={tmp_path}"])
+    assert {c.what: c for c in diagnose(config)}["index (Qdrant)"].ok  # no index yet: created on first use
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
+    client.create_collection("demo", vectors_config=models.VectorParams(size=384, distance=models.Distance.COSINE))
+    client.close()
+    index = {c.what: c for c in diagnose(config)}["index (Qdrant)"]
+    assert not index.ok and index.blocking and "old layout" in index.detail and "askfirst index" in index.fix
+    PassageStore(collection="demo", dim=384, path=tmp_path / "qdrant", rebuild_old_layout=True).close()
+    assert {c.what: c for c in diagnose(config)}["index (Qdrant)"].ok

@@ -7,6 +7,7 @@ from askfirst.datasets.corpus import Document, load_corpus
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import build_index
+from askfirst.retrieval.lexical import open_lexical
 from askfirst.retrieval.qdrant_store import PassageStore, StoreError
 
 
@@ -20,11 +21,23 @@ def test_demo_index_is_complete(demo_index):
     ("prerequisite for CS 201 Data Structures", "course-cs201"),
     ("Birchwood Hall single room price", "housing-residence-halls"),
 ])
-@pytest.mark.parametrize("mode", ["hybrid", "bm25", "dense"])
-def test_each_mode_finds_the_obvious_passage(demo_index, query, expected, mode):
+@pytest.mark.parametrize(("mode", "lexical"), [("hybrid", "auto"), ("dense", "auto"), ("bm25", "qdrant"), ("bm25", "bm25s"), ("bm25", "rank_bm25")])
+def test_each_mode_and_bm25_engine_finds_the_obvious_passage(demo_index, tmp_path, query, expected, mode, lexical):
     _, store, retriever, _ = demo_index
-    searcher = HybridRetriever(store, retriever.embedder, mode=mode, per_retriever_k=10)
+    searcher = HybridRetriever(store, retriever.embedder, lexical=open_lexical(lexical, store, folder=tmp_path / "bm25s"), mode=mode, per_retriever_k=10)
     assert expected in [h.passage.passage_id for h in searcher.search(query, 3)]
+
+
+def test_the_three_bm25_engines_rank_alike(demo_index, tmp_path):
+    """Same tokenizer, k1 and b: the sparse vectors in Qdrant, bm25s and rank-bm25 differ only in IDF's form
+    (and the first two in the length normalisation's average, fixed at the first write), so their top hits agree."""
+    _, store, _, _ = demo_index
+    engines = {kind: open_lexical(kind, store, folder=tmp_path / "bm25s") for kind in ("qdrant", "bm25s", "rank_bm25")}
+    for query in ("late registration fee", "merit scholarship amount", "Birchwood Hall single room price", "graduate tuition per credit"):
+        tops = {kind: [pid for pid, _ in engine.search(query, 3)] for kind, engine in engines.items()}
+        assert tops["qdrant"][0] == tops["bm25s"][0] == tops["rank_bm25"][0], tops
+        assert set(tops["qdrant"]) == set(tops["bm25s"]), tops
+    assert all(engine.search("zzzz qqqq", 5) == [] for engine in engines.values())  # words no passage has
 
 
 def test_hybrid_scores_are_rrf_of_both_rankings(demo_index):
@@ -99,3 +112,58 @@ def test_two_corpora_with_one_file_name_get_two_collections(tmp_path):
     (tmp_path / "b").mkdir()
     names = {collection_name(load_config(overrides=[f"data.corpus={tmp_path / d / 'corpus.jsonl'}"])) for d in "ab"}
     assert len(names) == 2 and all(n.startswith("corpus_") for n in names)
+
+
+def test_opening_a_retriever_reads_no_passage(demo_index, tmp_path, monkeypatch):
+    """Once the bm25s index is built, opening and searching read only the hits' passages from the store."""
+    from askfirst.retrieval.factory import open_retriever
+
+    config, store, _, _ = demo_index
+    open_retriever(config, store)  # builds the bm25s index if the fixture's run has not
+    monkeypatch.setattr(PassageStore, "iter_passages", lambda self: pytest.fail("read every passage"))
+    for lexical in ("bm25s", "qdrant"):
+        retriever = open_retriever(config.model_copy(update={"retriever": config.retriever.model_copy(update={"lexical": lexical})}), store)
+        assert retriever.search("laboratory fee", 2)[0].passage.passage_id == "fees-lab"
+
+
+def test_bm25s_index_follows_the_collection(tmp_path):
+    """A write to the collection changes its revision; the next open rebuilds the on-disk index from it."""
+    from askfirst.retrieval.bm25s_index import Bm25sIndex
+
+    embedder = get_embedder("all-MiniLM-L6-v2")
+    store = PassageStore(collection="t", dim=embedder.dim, path=tmp_path / "q")
+    build_index(load_corpus("demo")[:5], store, embedder)
+    first = Bm25sIndex.open(store, tmp_path / "bm25s")
+    assert len(first) == store.count() and first.search("bicycles", 3) == []
+    revision = store.revision
+    assert Bm25sIndex.open(store, tmp_path / "bm25s").search("tuition", 1) == first.search("tuition", 1)  # unchanged: not rebuilt
+    build_index([Document("new-doc", "Bicycles", "A brand new regulation about bicycles.", "x")], store, embedder)
+    assert store.revision != revision
+    assert [pid for pid, _ in Bm25sIndex.open(store, tmp_path / "bm25s").search("bicycles", 3)] == ["new-doc"]
+    store.close()
+
+
+def test_old_layout_is_refused_then_rebuilt_by_index(tmp_path):
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(path=str(tmp_path / "q"))  # askfirst's first layout: one unnamed dense vector per point
+    client.create_collection("old", vectors_config=models.VectorParams(size=4, distance=models.Distance.COSINE))
+    client.upsert("old", points=[models.PointStruct(id=1, vector=[1, 0, 0, 0], payload={"passage_id": "p", "doc_id": "d", "text": "t"})])
+    client.close()
+    with pytest.raises(StoreError, match="old layout.*`askfirst index`"):
+        PassageStore(collection="old", dim=4, path=tmp_path / "q")
+    store = PassageStore(collection="old", dim=4, path=tmp_path / "q", rebuild_old_layout=True)
+    assert store.rebuilt_old_layout and store.count() == 0
+    store.close()
+    again = PassageStore(collection="old", dim=4, path=tmp_path / "q")  # the new layout opens as it is
+    assert not again.rebuilt_old_layout
+    again.close()
+
+
+def test_passage_texts_reads_on_demand(demo_index):
+    _, store, _, _ = demo_index
+    texts = store.texts()
+    assert "fees-lab" in texts and "laboratory" in texts["fees-lab"].lower()
+    assert "no-such-passage" not in texts and texts.get("no-such-passage") is None
+    with pytest.raises(KeyError):
+        texts["no-such-passage"]

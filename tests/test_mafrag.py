@@ -22,6 +22,9 @@ class QueryStore:
         self.queries.append(vector)
         return next((hits for q, hits in self.table.items() if vector.startswith(q)), [])[:k]  # the first matching key
 
+    def get_passages(self, ids):
+        return {i: BY_ID[i] for i in ids if i in BY_ID}
+
 
 class Echo:
     def embed(self, texts):
@@ -30,7 +33,6 @@ class Echo:
 
 def program(table, *overrides):
     retriever = ListRetriever()
-    retriever.passages = BY_ID
     store = QueryStore(table)
     config = load_config(overrides=list(overrides))
     return MAFRAGProgram(Resources(retriever=retriever, store=store, embedder=Echo()), config.mafrag, config.program, retries=0), store

@@ -108,11 +108,13 @@ def test_resources_dense_returns_cosines():
         def dense_search(self, vector, k):
             return [("fees-lab", 0.81), ("gone", 0.5)]
 
+        def get_passages(self, ids):  # "gone" was deleted after the search
+            return {p.passage_id: p for p in PASSAGES if p.passage_id in ids}
+
     class Embedder:
         def embed(self, texts):
             return [[1.0]]
 
     retriever = ListRetriever()
-    retriever.passages = {p.passage_id: p for p in PASSAGES}
     found = Resources(retriever=retriever, store=Store(), embedder=Embedder()).dense("lab fee", 2)
     assert [(p.passage_id, s) for p, s in found] == [("fees-lab", 0.81)] and isinstance(found[0][0], Passage)

@@ -147,7 +147,7 @@ def ablate(
     session = open_session(base, progress=index_progress, augment_progress=augment_progress)
     if session.augment_result:
         progress_console.print(augment_summary(session.augment_result))
-    texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
+    texts = session.store.texts()  # for the judges and exports
 
     def program_for(cfg, cell):
         resources = session.resources

@@ -40,7 +40,7 @@ def index(
     from askfirst.config import ConfigError
     from askfirst.datasets.splits import configured_corpus
     from askfirst.programs.registry import get_spec
-    from askfirst.retrieval.factory import collection_name, index_corpus, open_store
+    from askfirst.retrieval.factory import collection_name, index_corpus, open_retriever, open_store
 
     cfg = resolve(config, set_, [f"data.corpus={corpus}"] if corpus else [])
     spec = get_spec(cfg.program.kind)
@@ -52,11 +52,14 @@ def index(
         from askfirst.lm.factory import configure_dspy
 
         configure_dspy(cfg)  # a missing model fails here, before any index work
-    store = open_store(cfg)
+    store = open_store(cfg, rebuild_old_layout=True)
+    if store.rebuilt_old_layout:
+        console.print(f"collection {collection_name(cfg)!r} had askfirst's old layout: deleted, and built anew")
     try:
         report = index_corpus(cfg, store, docs=docs, prune=prune, progress=index_progress)
         console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
                       f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
+        open_retriever(cfg, store, say=console.print)  # builds the lexical index now (bm25s), not on the next command's open
         if augment:
             console.print(augment_summary(spec.prepare_index(cfg, store, docs=docs, progress=augment_progress)))
     finally:

@@ -62,7 +62,7 @@ def evaluate(
             def progress(i, n, rec):
                 console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")
 
-            texts = {pid: p.text for pid, p in session.retriever.passages.items()}  # for the judges
+            texts = session.store.texts()  # for the judges and exports
             result = run_eval(session.program, examples, run_dir=run_dir, k=k, on_question=progress,
                               retry_errors=cfg.eval.retry_errors, threads=cfg.eval.threads)
             for path in write_exports(examples, result.records, run_dir=run_dir, passage_text=texts):

@@ -1,0 +1,94 @@
+"""BM25 on disk with bm25s: a sparse score matrix that opens memory-mapped, so opening reads nothing per passage.
+
+The index is a cache of the Qdrant collection's texts, kept in its own folder with the collection's ``revision``
+(which changes with every write to the collection). Opening it when the revision differs rebuilds it from the
+collection first (the one time every passage is read); a build is written to a temporary folder and swapped in,
+so an interrupted build leaves the previous index, and the next open rebuilds again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from askfirst.retrieval.bm25 import tokenize
+from askfirst.retrieval.sparse import B, K1
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every build at DEBUG, which the CLI's log level shows
+_IDS = "passage_ids.npy"
+_STAMP = "askfirst.json"
+
+
+class Bm25sIndex:
+    """Okapi BM25 (Lucene's IDF, bm25s's ``method="lucene"``) over one collection, memory-mapped from ``folder``."""
+
+    def __init__(self, folder: Path):
+        import bm25s
+
+        self.folder = Path(folder)
+        self._bm25 = bm25s.BM25.load(str(self.folder), mmap=True, show_progress=False)
+        # Fixed-width bytes, memory-mapped: looking up a hit's id does not load the id list.
+        self._ids = np.load(self.folder / _IDS, mmap_mode="r")
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @staticmethod
+    def stamp(folder: Path) -> dict:
+        try:
+            return json.loads((Path(folder) / _STAMP).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    @classmethod
+    def open(cls, store, folder: Path, *, say=None) -> Bm25sIndex:
+        """The index of ``store``'s collection in ``folder``, rebuilt first if the collection changed since it was built."""
+        revision = store.revision
+        if cls.stamp(folder).get("revision") != revision or not (Path(folder) / _IDS).is_file():
+            if say:
+                say(f"building the BM25 index of {store.collection!r} in {folder} (none yet, or the collection changed since)")
+            cls.build(store, folder, revision=revision)
+        return cls(folder)
+
+    @classmethod
+    def build(cls, store, folder: Path, *, revision: str) -> None:
+        import bm25s
+
+        # Token ids rather than token strings: each list holds references to the vocabulary's shared ints, which keeps a
+        # million passages' tokens to about 8 bytes each while bm25s builds its matrix.
+        ids, token_ids, vocab = [], [], {}
+        for p in store.iter_passages():
+            ids.append(p.passage_id)
+            token_ids.append([vocab.setdefault(t, len(vocab)) for t in tokenize(f"{p.title} {p.text}")])
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
+        try:
+            bm25 = bm25s.BM25(k1=K1, b=B, method="lucene")
+            bm25.index((token_ids, vocab), show_progress=False)
+            bm25.save(str(tmp))
+            np.save(tmp / _IDS, np.array(ids, dtype=f"S{max((len(i.encode()) for i in ids), default=1)}"))
+            (tmp / _STAMP).write_text(json.dumps({"revision": revision, "collection": store.collection, "passages": len(ids)}))
+            old = folder.with_name(folder.name + ".old")
+            shutil.rmtree(old, ignore_errors=True)
+            if folder.exists():
+                folder.rename(old)
+            tmp.rename(folder)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        terms = tokenize(query)
+        if not terms or not len(self._ids):
+            return []
+        scores = self._bm25.get_scores(terms)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(self._ids[i].decode(), float(scores[i])) for i in top if scores[i] > 0]

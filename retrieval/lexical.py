@@ -1,0 +1,44 @@
+"""The lexical half of the hybrid retriever, one of three BM25 engines behind ``search(query, k) -> [(id, score)]``.
+
+- ``qdrant``: the BM25 sparse vectors stored in every point, searched by Qdrant (a server's inverted index; qdrant-client's
+  embedded local mode scores every point in Python, so it slows with the corpus).
+- ``bm25s``: an on-disk bm25s index beside the store, memory-mapped, rebuilt when the collection changed.
+- ``rank_bm25``: rank-bm25 in memory, rebuilt from every passage on each open (small corpora).
+
+``auto`` takes ``qdrant`` for a server URL and ``bm25s`` for the embedded local store (measured in bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+LexicalKind = Literal["auto", "qdrant", "bm25s", "rank_bm25"]
+
+
+class QdrantSparse:
+    """BM25 from the collection's own sparse vectors."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        return self.store.sparse_search(query, k)
+
+
+def resolve_lexical(kind: LexicalKind, *, server: bool) -> str:
+    return ("qdrant" if server else "bm25s") if kind == "auto" else kind
+
+
+def open_lexical(kind: LexicalKind, store, *, folder: Path, server: bool = False, say=None):
+    """The lexical index ``kind`` names over ``store``'s collection (``folder``: where bm25s keeps its files)."""
+    kind = resolve_lexical(kind, server=server)
+    if kind == "qdrant":
+        return QdrantSparse(store)
+    if kind == "bm25s":
+        from askfirst.retrieval.bm25s_index import Bm25sIndex
+
+        return Bm25sIndex.open(store, folder, say=say)
+    from askfirst.retrieval.bm25 import BM25Index
+
+    return BM25Index.from_store(store)
