@@ -1,0 +1,77 @@
+"""A program's whole ranking against one pass of the hybrid retriever with the last user turn, on the same tasks.
+
+Issue 15's retrieval target: on the MTRAG-UN tasks of an eval run that have qrels, the program's ranking (its
+``ranked_docs``, scored as ``ranking_ndcg@5`` / ``ranking_recall@10`` in the run's ``scores.jsonl``) should be at
+least as good as a single hybrid search (BM25 + dense, RRF) of the task's last user turn, as MTRAG's baseline
+without query rewriting does. Both are scored at document level with the same functions; the differences come with
+paired BCa bootstrap intervals over tasks.
+
+    python bench/single_pass_ranking.py runs/eval-…
+
+The run's saved config names the questions and the index; the index must be the one the run searched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from askfirst.config import load_config
+from askfirst.datasets.splits import configured_questions
+from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
+from askfirst.evaluation.stats import paired_bootstrap
+from askfirst.retrieval.factory import open_retriever, open_store
+
+METRICS = (("ranking_ndcg@5", lambda ranked, qrels: ndcg_at_k(ranked, qrels, 5)),
+           ("ranking_recall@10", lambda ranked, qrels: recall_at_k(ranked, qrels, 10)))
+
+
+def last_user_turn(example) -> str:
+    return next(t["content"] for t in reversed(example.conversation) if t["role"] == "user")
+
+
+def compare(run_dir: Path) -> dict:
+    config = load_config(run_dir / "config.yaml")
+    scores = {json.loads(line)["id"]: json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines() if line.strip()}
+    examples = [e for e in configured_questions(config) if e.id in scores and scores[e.id].get("ranking_ndcg@5") is not None]
+    store = open_store(config)
+    try:
+        retriever = open_retriever(config, store)
+        program, single = {m: [] for m, _ in METRICS}, {m: [] for m, _ in METRICS}
+        for example in examples:
+            qrels = dict(example.get("qrels") or {})
+            ranked = unique_in_order([h.passage.doc_id for h in retriever.search(last_user_turn(example), 10)])
+            for name, metric in METRICS:
+                program[name].append(scores[example.id][name])
+                single[name].append(metric(ranked, qrels))
+    finally:
+        store.close()
+    out = {"run": str(run_dir), "tasks": len(examples)}
+    for name, _ in METRICS:
+        diff, low, high = paired_bootstrap(program[name], single[name])
+        out[name] = {"program": sum(program[name]) / len(examples), "single_pass": sum(single[name]) / len(examples),
+                     "difference": diff, "ci95": [low, high]}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", type=Path)
+    args = parser.parse_args(argv)
+    result = compare(args.run_dir)
+    if not result["tasks"]:
+        print(f"{args.run_dir}: no scored task with qrels", file=sys.stderr)
+        return 2
+    print(f"{result['tasks']} tasks with qrels in {args.run_dir}\n")
+    print("| metric | the program's ranking | one hybrid pass, last user turn | difference [95% CI] |")
+    print("|---|---|---|---|")
+    for name, _ in METRICS:
+        r = result[name]
+        print(f"| {name} | {r['program']:.4f} | {r['single_pass']:.4f} | {r['difference']:+.4f} [{r['ci95'][0]:+.4f}, {r['ci95'][1]:+.4f}] |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
