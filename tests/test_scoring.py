@@ -1,4 +1,5 @@
 import dspy
+import pytest
 
 from askfirst.evaluation.scoring import aggregate, score_prediction
 
@@ -40,7 +41,9 @@ def test_aggregate_tables():
     ]
     summary = aggregate(rows)
     assert summary["n"] == 3 and summary["outcome_correct"] == 1 / 3 and summary["failed"] == 1 / 3
-    assert summary["per_route"]["answer"] == {"n": 2, "route_accuracy": 0.5, "outcome_accuracy": 0.5}
+    answer = summary["per_route"]["answer"]
+    assert (answer["n"], answer["route_accuracy"], answer["outcome_accuracy"]) == (2, 0.5, 0.5)
+    assert answer["route_accuracy_ci95"] == pytest.approx([0.0945, 0.9055], abs=1e-4)  # Wilson, 1 of 2
     assert summary["confusion"] == {"answer": {"answer": 1, "idk": 1}, "idk": {"error": 1}}
 
 
@@ -57,3 +60,13 @@ def test_evidence_precision_recall_f1_and_stage_shares():
     assert other["evidence_f1"] == 0.0
     summary = aggregate([row, other, score_prediction(example, pred)])
     assert summary["stage_shares"] == {"evr": 2 / 3, "none": 1 / 3} and "stage" not in summary
+
+
+def test_wilson_interval_stays_inside_zero_and_one():
+    from askfirst.evaluation.stats import proportion_ci
+
+    assert proportion_ci(0, 5) == pytest.approx((0.0, 0.4345), abs=1e-4)
+    assert proportion_ci(5, 5) == pytest.approx((0.5655, 1.0), abs=1e-4)
+    assert proportion_ci(20, 40) == pytest.approx((0.3520, 0.6480), abs=1e-4)
+    with pytest.raises(ValueError):
+        proportion_ci(0, 0)

@@ -48,10 +48,12 @@ def print_reply(record: dict, evidence: dict[str, str]) -> None:
 
 def print_summary(summary: dict, *, k: int) -> None:
     per_route = Table(title="Per expected route")
-    for col in ("route", "n", "route accuracy", "outcome accuracy"):
+    for col in ("route", "n", "route accuracy [95% CI]", "outcome accuracy"):
         per_route.add_column(col)
     for route, row in summary["per_route"].items():
-        per_route.add_row(route, str(row["n"]), _fmt(row["route_accuracy"]), _fmt(row["outcome_accuracy"]))
+        ci = row.get("route_accuracy_ci95")  # absent from summaries written before it was recorded
+        accuracy = _fmt(row["route_accuracy"]) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        per_route.add_row(route, str(row["n"]), accuracy, _fmt(row["outcome_accuracy"]))
     console.print(per_route)
     confusion = Table(title="Expected route (rows) vs route taken (columns)")
     taken = sorted({t for row in summary["confusion"].values() for t in row})

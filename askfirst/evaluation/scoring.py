@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from askfirst.evaluation.ambiguity_metrics import str_em
 from askfirst.evaluation.answer_metrics import best_token_f1, contains_any, exact_match
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
+from askfirst.evaluation.stats import proportion_ci
 from askfirst.programs.common.routes import LABEL_TO_ROUTE, ROUTES
 
 
@@ -97,6 +98,7 @@ def aggregate(rows: list[dict]) -> dict:
         sub = [r for r in rows if r["expected_route"] == route]
         if sub:
             per_route[route] = {"n": len(sub), "route_accuracy": _mean(r["route_correct"] for r in sub),
+                                "route_accuracy_ci95": list(proportion_ci(sum(bool(r["route_correct"]) for r in sub), len(sub))),
                                 "outcome_accuracy": _mean(r["outcome_correct"] for r in sub)}
     confusion: dict[str, Counter] = defaultdict(Counter)
     for r in rows:

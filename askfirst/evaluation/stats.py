@@ -1,6 +1,7 @@
-"""Paired bootstrap confidence intervals for differences between two systems on the same questions.
+"""Confidence intervals: paired bootstrap intervals for differences between two systems on the same questions, and
+Wilson intervals for one system's share of questions (a route accuracy).
 
-Both use ``scipy.stats.bootstrap`` with ``paired=True`` (questions are resampled, a question's two scores
+The paired ones use ``scipy.stats.bootstrap`` with ``paired=True`` (questions are resampled, a question's two scores
 stay together) and the bias-corrected and accelerated (BCa) interval.
 """
 
@@ -61,3 +62,12 @@ def paired_bootstrap_statistic(a: np.ndarray, b: np.ndarray, statistic: Callable
     index = np.arange(x.shape[0])
     low, high = _interval((index,), lambda i: statistic(x[i.astype(int)]) - statistic(y[i.astype(int)]), samples=samples, seed=seed, level=level)
     return float(value), low, high
+
+
+def proportion_ci(successes: int, n: int, *, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of ``successes / n`` (``scipy.stats.binomtest``): unlike the normal approximation it
+    stays inside [0, 1] and is usable for the handful of questions a route class often has."""
+    if n <= 0:
+        raise ValueError("a proportion needs at least one question")
+    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
+    return float(ci.low), float(ci.high)
