@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
+from askfirst.retrieval.lexical import LexicalKind
+
 
 class ConfigError(ValueError):
     """A configuration file or override that cannot be used; the message says what to change."""
@@ -52,7 +54,7 @@ class RetrieverConfig(ConfigSection):
     qdrant_url: str | None = Field(None, description="A Qdrant server URL; when set, used instead of the local folder.")
     embedding_model: str = "all-MiniLM-L6-v2"
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
-    lexical: Literal["auto", "qdrant", "bm25s", "rank_bm25"] = Field(
+    lexical: LexicalKind = Field(
         "auto", description="BM25 engine: the sparse vectors in Qdrant, an on-disk bm25s index, or rank-bm25 in memory; "
                             "auto = qdrant with a server URL, bm25s with the local store (askfirst.retrieval.lexical).")
     per_retriever_k: int = Field(10, ge=1, description="Hits taken from BM25 and from dense before fusion.")

@@ -31,9 +31,9 @@ class Bm25sIndex:
         import bm25s
 
         self.folder = Path(folder)
-        self._bm25 = bm25s.BM25.load(str(self.folder), mmap=True, show_progress=False)
         # Fixed-width bytes, memory-mapped: looking up a hit's id does not load the id list.
         self._ids = np.load(self.folder / _IDS, mmap_mode="r")
+        self._bm25 = bm25s.BM25.load(str(self.folder), mmap=True, show_progress=False) if len(self._ids) else None  # empty: no matrix
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -69,9 +69,10 @@ class Bm25sIndex:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
         try:
-            bm25 = bm25s.BM25(k1=K1, b=B, method="lucene")
-            bm25.index((token_ids, vocab), show_progress=False)
-            bm25.save(str(tmp))
+            if ids:  # bm25s cannot index an empty corpus; an empty collection keeps only its (empty) id list
+                bm25 = bm25s.BM25(k1=K1, b=B, method="lucene")
+                bm25.index((token_ids, vocab), show_progress=False)
+                bm25.save(str(tmp))
             np.save(tmp / _IDS, np.array(ids, dtype=f"S{max((len(i.encode()) for i in ids), default=1)}"))
             (tmp / _STAMP).write_text(json.dumps({"revision": revision, "collection": store.collection, "passages": len(ids)}))
             old = folder.with_name(folder.name + ".old")
@@ -85,7 +86,7 @@ class Bm25sIndex:
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         terms = tokenize(query)
-        if not terms or not len(self._ids):
+        if not terms or self._bm25 is None:
             return []
         scores = self._bm25.get_scores(terms)
         k = min(k, len(scores))

@@ -132,6 +132,8 @@ def test_bm25s_index_follows_the_collection(tmp_path):
 
     embedder = get_embedder("all-MiniLM-L6-v2")
     store = PassageStore(collection="t", dim=embedder.dim, path=tmp_path / "q")
+    empty = Bm25sIndex.open(store, tmp_path / "bm25s")
+    assert len(empty) == 0 and empty.search("tuition", 3) == []
     build_index(load_corpus("demo")[:5], store, embedder)
     first = Bm25sIndex.open(store, tmp_path / "bm25s")
     assert len(first) == store.count() and first.search("bicycles", 3) == []
