@@ -1,0 +1,84 @@
+"""Score an eval run's finished questions, a stopped run included, without the LM or the index.
+
+Reads the run's ``config.yaml`` (which names the questions) and ``predictions.jsonl`` (one line per finished
+question), scores the finished questions as ``askfirst eval`` does, and prints what issue 15 asks of an MTRAG-UN
+validation run: each expected route's accuracy with its Wilson 95% interval, the routes taken per expected route,
+the rates of "I don't know" and of clarifying on ANSWERABLE tasks, "I don't know" on UNANSWERABLE ones, clarifying
+on UNDERSPECIFIED ones, the ranking metrics, and seconds and LM calls per question.
+
+    python bench/eval_report.py runs/eval-…
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from askfirst.config import load_config
+from askfirst.datasets.splits import configured_questions
+from askfirst.evaluation.runner import read_finished
+from askfirst.evaluation.scoring import aggregate, score_prediction
+from askfirst.evaluation.stats import proportion_ci
+
+RATES = (  # (label, expected route, route taken): the share of the expected route's tasks that took that route
+    ('"I don\'t know" on ANSWERABLE (target < 15%)', "answer", "idk"),
+    ("clarifying on ANSWERABLE (target < 15%)", "answer", "clarify"),
+    ('"I don\'t know" on UNANSWERABLE (target >= 50%)', "idk", "idk"),
+    ("clarifying on UNDERSPECIFIED (target >= 33%)", "clarify", "clarify"),
+)
+
+
+def report(run_dir: Path) -> dict:
+    config = load_config(run_dir / "config.yaml")
+    finished = read_finished(run_dir / "predictions.jsonl")
+    examples = [e for e in configured_questions(config) if e.id in finished]
+    scores = [score_prediction(e, finished[e.id], k=config.program.evidence_k) for e in examples]
+    summary = aggregate(scores)
+    taken: dict[str, Counter] = {}
+    for s in scores:
+        taken.setdefault(s["expected_route"], Counter())[s["route"]] += 1
+    rates = {}
+    for label, expected, route in RATES:
+        n = sum(taken.get(expected, Counter()).values())
+        if n:
+            hits = taken[expected][route]
+            rates[label] = {"n": n, "share": hits / n, "ci95": list(proportion_ci(hits, n))}
+    records = [finished[e.id] for e in examples]
+    return {"run": str(run_dir), "finished": len(examples), "selected": len(configured_questions(config)), "summary": summary,
+            "rates": rates, "seconds_per_question": sum(r["seconds"] for r in records) / max(len(records), 1),
+            "lm_calls_per_question": sum(r["lm_calls"] for r in records) / max(len(records), 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    r = report(args.run_dir)
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    if not r["finished"]:
+        print(f"{args.run_dir}: no finished question", file=sys.stderr)
+        return 2
+    s = r["summary"]
+    print(f"{r['finished']} of {r['selected']} questions finished in {args.run_dir}\n")
+    print("| expected route | n | route accuracy [95% CI] | routes taken |")
+    print("|---|---|---|---|")
+    for route, row in s["per_route"].items():
+        low, high = row["route_accuracy_ci95"]
+        taken = ", ".join(f"{k} {v}" for k, v in sorted(s["confusion"][route].items(), key=lambda kv: -kv[1]))
+        print(f"| {route} | {row['n']} | {row['route_accuracy']:.3f} [{low:.2f}, {high:.2f}] | {taken} |")
+    print(f"\nroute accuracy {s['route_correct']:.3f}, outcome {s['outcome_correct']:.3f}; "
+          f"Recall@10 {s.get('ranking_recall@10') or float('nan'):.4f}, nDCG@5 {s.get('ranking_ndcg@5') or float('nan'):.4f} "
+          f"(tasks with qrels); {r['seconds_per_question']:.1f} s and {r['lm_calls_per_question']:.2f} LM calls per question\n")
+    for label, row in r["rates"].items():
+        print(f"- {label}: {row['share']:.3f} of {row['n']} [{row['ci95'][0]:.2f}, {row['ci95'][1]:.2f}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
