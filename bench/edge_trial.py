@@ -1,0 +1,140 @@
+"""A measured try of qdrant-edge-py (Qdrant's engine in-process) as the embedded store, at scale_bench's sizes.
+
+Not a dependency of askfirst: ``pip install qdrant-edge-py==0.9.0`` first. The same synthetic passages, stand-in
+dense vectors (latency only) and queries as ``bench/scale_bench.py``; each point holds the named dense vector and the
+BM25 sparse vector (IDF by the engine) exactly as askfirst's Qdrant layout does. After writing, the shard is optimised
+(segments merged, HNSW built); then a child process opens it and measures what scale_bench measures for the
+embedded qdrant-client store: open time, dense / sparse-BM25 / hybrid latency (both rankings, RRF, the hits'
+passages read back), and peak RSS.
+
+    python bench/edge_trial.py --sizes 4400 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from scale_bench import DIM, HashEmbedder, passages, percentile, queries, rss_mb, timed, vocabulary  # noqa: E402
+
+from askfirst.retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
+from askfirst.retrieval.qdrant_store import point_id  # noqa: E402
+from askfirst.retrieval.sparse import document_vector, query_vector  # noqa: E402
+
+AVG_LEN = 100.0  # the synthetic passages' mean length: about 100 words drawn from an already tokenized vocabulary
+
+
+def _edge():
+    import qdrant_edge as qe
+
+    return qe
+
+
+def write(folder: Path, n: int, words, p) -> dict:
+    qe = _edge()
+    config = qe.EdgeConfig(vectors={"dense": qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)},
+                           sparse_vectors={"bm25": qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
+    shard = qe.EdgeShard.create(str(folder), config)
+    embedder = HashEmbedder()
+    start = time.perf_counter()
+    for batch in passages(n, words, p):
+        for i in range(0, len(batch), 1000):
+            part = batch[i : i + 1000]
+            vectors = embedder.embed([x.text for x in part])
+            points = []
+            for x, v in zip(part, vectors, strict=True):
+                sparse = document_vector(f"{x.title} {x.text}", avg_len=AVG_LEN)
+                points.append(qe.Point(point_id(x.passage_id), {"dense": v.tolist(), "bm25": qe.SparseVector(indices=sparse.indices, values=sparse.values)},
+                                       {"passage_id": x.passage_id, "doc_id": x.doc_id, "title": x.title, "text": x.text}))
+            shard.update(qe.UpdateOperation.upsert_points(points))
+    written = time.perf_counter() - start
+    start = time.perf_counter()
+    shard.optimize()
+    optimised = time.perf_counter() - start
+    shard.flush()
+    shard.close()
+    return {"passages": n, "write_passages_per_s": n / written, "optimise_s": optimised}
+
+
+def measure(folder: Path, qs: list[str], budget_s: float) -> dict:
+    qe = _edge()
+    row: dict = {"rss_mb_start": rss_mb()}
+    start = time.perf_counter()
+    shard = qe.EdgeShard.load(str(folder))
+    row["open_s"] = time.perf_counter() - start
+    row["rss_mb_open"] = rss_mb()
+    embedder = HashEmbedder()
+    vectors = {q: embedder.embed([q])[0].tolist() for q in qs}
+
+    def dense(q):
+        return [h.payload["passage_id"] for h in shard.query(qe.QueryRequest(limit=10, query=qe.Query.Nearest(vectors[q], using="dense"),
+                                                                              with_payload=["passage_id"]))]
+
+    def bm25(q):
+        v = query_vector(q)
+        if v is None:
+            return []
+        return [h.payload["passage_id"] for h in shard.query(qe.QueryRequest(
+            limit=10, query=qe.Query.Nearest(qe.SparseVector(indices=v.indices, values=v.values), using="bm25"), with_payload=["passage_id"]))]
+
+    def hybrid(q):
+        fused = reciprocal_rank_fusion([r for r in (bm25(q), dense(q)) if r], k=60)[:10]
+        return shard.retrieve([point_id(pid) for pid, _ in fused], True, False)
+
+    for name, fn in (("bm25", bm25), ("dense", dense), ("hybrid", hybrid)):
+        ms = timed(fn, qs, budget_s)
+        row[name] = {"n": len(ms), "p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95)}
+    row["rss_mb_peak"] = rss_mb()
+    shard.close()
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[4400, 100_000])
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("--store", default=None, help="keep the shards here (default: a temporary folder)")
+    parser.add_argument("--child", nargs=2, metavar=("FOLDER", "QUERIES_JSON"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(measure(Path(args.child[0]), json.loads(Path(args.child[1]).read_text()), args.budget)))
+        return 0
+    from askfirst.datasets.shared_data import shared_data_dir
+
+    data_dir = shared_data_dir(None)
+    _, words, p = vocabulary(data_dir if (data_dir / "mtrag").is_dir() else None)
+    qs = queries(args.queries, words, p)
+    base = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix="askfirst-edge-"))
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "queries.json").write_text(json.dumps(qs))
+    rows = []
+    try:
+        for n in args.sizes:
+            folder = base / f"edge{n}"
+            written = write(folder, n, words, p) if not folder.exists() else {"passages": n}
+            out = subprocess.run([sys.executable, __file__, "--budget", str(args.budget), "--child", str(folder), str(base / "queries.json")],
+                                 capture_output=True, text=True, check=True)
+            rows.append(written | json.loads(out.stdout.strip().splitlines()[-1]))
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        if not args.store:
+            shutil.rmtree(base, ignore_errors=True)
+    print("\n| passages | write p/s | optimise s | open s | BM25 p50/p95 ms | dense p50/p95 ms | hybrid p50/p95 ms | RSS after open / peak MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        cells = " | ".join(f"{r[k]['p50_ms']:.1f} / {r[k]['p95_ms']:.1f}" for k in ("bm25", "dense", "hybrid"))
+        print(f"| {r['passages']} | {r.get('write_passages_per_s', float('nan')):.0f} | {r.get('optimise_s', float('nan')):.1f} | {r['open_s']:.2f} | {cells} | "
+              f"{r['rss_mb_open']:.0f} / {r['rss_mb_peak']:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
