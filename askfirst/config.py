@@ -52,6 +52,9 @@ class RetrieverConfig(ConfigSection):
 
     qdrant_path: str | None = Field(None, description="Folder for Qdrant's embedded local mode; default <runs_dir>/qdrant.")
     qdrant_url: str | None = Field(None, description="A Qdrant server URL; when set, used instead of the local folder.")
+    embedded: Literal["qdrant-client", "qdrant-edge"] = Field(
+        "qdrant-client", description="The engine of the embedded store: qdrant-client's local mode (loads every point on open; "
+                                     "fine to ~20k passages) or qdrant-edge-py (Qdrant's engine in-process; pip install 'askfirst[edge]').")
     embedding_model: str = "all-MiniLM-L6-v2"
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
     lexical: LexicalKind = Field(

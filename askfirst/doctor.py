@@ -110,15 +110,15 @@ def check_data(config: AskFirstConfig) -> list[Check]:
 def check_locations(config: AskFirstConfig) -> list[Check]:
     """Where the index, the MLflow store and the DSPy cache are (informational; they are created on first use), and
     whether the index is of a layout this version reads."""
-    from askfirst.retrieval.factory import collection_name
+    from askfirst.retrieval.factory import collection_name, store_path
     from askfirst.retrieval.qdrant_store import LAYOUT, local_layout
 
     r = config.retriever
     if r.qdrant_url:
         index = f"Qdrant server {r.qdrant_url} (not contacted)"
     else:
-        path = Path(r.qdrant_path) if r.qdrant_path else config.runs_path / "qdrant"
-        index = f"{path.absolute()} ({'exists' if path.is_dir() else 'created on first index'})"
+        path = store_path(config)
+        index = f"{path.absolute()} ({r.embedded}; {'exists' if path.is_dir() else 'created on first index'})"
         try:
             collection = collection_name(config)
         except Exception:  # noqa: BLE001 - a corpus that cannot be found: its own check reports it

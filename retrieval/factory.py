@@ -35,14 +35,22 @@ def collection_name(config: AskFirstConfig) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)
 
 
-def _qdrant_path(config: AskFirstConfig) -> Path:
-    return Path(config.retriever.qdrant_path) if config.retriever.qdrant_path else config.runs_path / "qdrant"
+def store_path(config: AskFirstConfig) -> Path:
+    """The embedded store's folder: ``retriever.qdrant_path``, else ``runs/qdrant`` (or ``runs/qdrant-edge``)."""
+    r = config.retriever
+    return Path(r.qdrant_path) if r.qdrant_path else config.runs_path / ("qdrant-edge" if r.embedded == "qdrant-edge" else "qdrant")
 
 
 def open_store(config: AskFirstConfig, *, rebuild_old_layout: bool = False) -> PassageStore:
-    """The configured collection (``rebuild_old_layout``: ``askfirst index`` rebuilds a collection of an older layout)."""
-    embedder = get_embedder(config.retriever.embedding_model)
-    return PassageStore(collection=collection_name(config), dim=embedder.dim, path=_qdrant_path(config), url=config.retriever.qdrant_url,
+    """The configured collection: on a server (``qdrant_url``), else in the embedded store ``retriever.embedded`` names
+    (``rebuild_old_layout``: ``askfirst index`` rebuilds a collection of an older layout)."""
+    r = config.retriever
+    embedder = get_embedder(r.embedding_model)
+    if r.embedded == "qdrant-edge" and not r.qdrant_url:
+        from askfirst.retrieval.edge_store import EdgeStore
+
+        return EdgeStore(collection=collection_name(config), dim=embedder.dim, path=store_path(config), rebuild_old_layout=rebuild_old_layout)
+    return PassageStore(collection=collection_name(config), dim=embedder.dim, path=store_path(config), url=r.qdrant_url,
                         rebuild_old_layout=rebuild_old_layout)
 
 
@@ -51,7 +59,7 @@ def bm25s_folder(config: AskFirstConfig, collection: str) -> Path:
     url = config.retriever.qdrant_url
     if url:
         return config.runs_path / "bm25s" / hashlib.sha1(url.encode()).hexdigest()[:8] / collection
-    path = _qdrant_path(config)
+    path = store_path(config)
     return path.with_name(path.name + "-bm25s") / collection
 
 
@@ -66,6 +74,5 @@ def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Docu
 
 def open_retriever(config: AskFirstConfig, store: PassageStore, *, say=None) -> HybridRetriever:
     r = config.retriever
-    lexical = None if r.mode == "dense" else open_lexical(r.lexical, store, folder=bm25s_folder(config, store.collection),
-                                                          server=bool(r.qdrant_url), say=say)
+    lexical = None if r.mode == "dense" else open_lexical(r.lexical, store, folder=bm25s_folder(config, store.collection), say=say)
     return HybridRetriever(store, get_embedder(r.embedding_model), lexical=lexical, mode=r.mode, per_retriever_k=r.per_retriever_k, rrf_k=r.rrf_k)

@@ -69,4 +69,6 @@ def write_passages(passages: list[Passage], store: PassageStore, embedder: Embed
         stale = [p.passage_id for p in store.iter_passages() if p.passage_id not in keep]
         store.delete(stale)
         removed = len(stale)
+    if todo or removed:
+        store.optimize()  # an indexing engine (qdrant-edge) builds its HNSW graph once, after the writes
     return IndexReport(len(passages), len(todo) - updated, updated, len(passages) - len(todo), removed, time.perf_counter() - start)

@@ -5,7 +5,8 @@
 - ``bm25s``: an on-disk bm25s index beside the store, memory-mapped, rebuilt when the collection changed.
 - ``rank_bm25``: rank-bm25 in memory, rebuilt from every passage on each open (small corpora).
 
-``auto`` takes ``qdrant`` for a server URL and ``bm25s`` for the embedded local store (measured in bench/RESULTS.md).
+``auto`` takes ``qdrant`` where an index answers the sparse vectors (a server, or the qdrant-edge embedded store) and
+``bm25s`` for qdrant-client's embedded local mode (measured in bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ class QdrantSparse:
         return self.store.sparse_search(query, k)
 
 
-def resolve_lexical(kind: LexicalKind, *, server: bool) -> str:
-    return ("qdrant" if server else "bm25s") if kind == "auto" else kind
+def resolve_lexical(kind: LexicalKind, store) -> str:
+    return ("qdrant" if getattr(store, "sparse_indexed", False) else "bm25s") if kind == "auto" else kind
 
 
-def open_lexical(kind: LexicalKind, store, *, folder: Path, server: bool = False, say=None):
+def open_lexical(kind: LexicalKind, store, *, folder: Path, say=None):
     """The lexical index ``kind`` names over ``store``'s collection (``folder``: where bm25s keeps its files)."""
-    kind = resolve_lexical(kind, server=server)
+    kind = resolve_lexical(kind, store)
     if kind == "qdrant":
         return QdrantSparse(store)
     if kind == "bm25s":

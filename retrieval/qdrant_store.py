@@ -17,7 +17,7 @@ _NAMESPACE = uuid.UUID("6f1c3e52-9a43-4b8e-8f1e-a5d0c0a1f001")
 DENSE = "dense"
 SPARSE = "bm25"
 LAYOUT = 2  # 1: one unnamed dense vector per point (before BM25 moved into Qdrant); 2: named dense + sparse "bm25"
-_PAYLOAD = ["passage_id", "doc_id", "title", "text"]
+PAYLOAD_FIELDS = ["passage_id", "doc_id", "title", "text"]
 
 
 class StoreError(RuntimeError):
@@ -29,7 +29,7 @@ def point_id(passage_id: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, passage_id))
 
 
-def _passage(payload: dict) -> Passage:
+def passage_from_payload(payload: dict) -> Passage:
     return Passage(payload["passage_id"], payload["doc_id"], payload.get("title", ""), payload["text"])
 
 
@@ -65,6 +65,7 @@ class PassageStore:
         self._owns_client = client is None
         self._rebuild_old_layout = rebuild_old_layout
         self.rebuilt_old_layout = False
+        self.sparse_indexed = bool(url)  # a server's inverted index answers BM25; local mode would score every point
         try:
             if client is not None:
                 self.client = client
@@ -154,11 +155,14 @@ class PassageStore:
             self._touch()
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=[point_id(p) for p in passage_ids]))
 
+    def optimize(self) -> None:
+        """Nothing to do: a server indexes in the background, and local mode has no index."""
+
     def iter_passages(self) -> Iterator[Passage]:
         offset = None
         while True:
-            records, offset = self.client.scroll(self.collection, limit=512, offset=offset, with_payload=_PAYLOAD, with_vectors=False)
-            yield from (_passage(r.payload) for r in records)
+            records, offset = self.client.scroll(self.collection, limit=512, offset=offset, with_payload=PAYLOAD_FIELDS, with_vectors=False)
+            yield from (passage_from_payload(r.payload) for r in records)
             if offset is None:
                 return
 
@@ -167,8 +171,8 @@ class PassageStore:
         found: dict[str, Passage] = {}
         for start in range(0, len(passage_ids), 512):
             batch = [point_id(p) for p in passage_ids[start : start + 512]]
-            for rec in self.client.retrieve(self.collection, ids=batch, with_payload=_PAYLOAD, with_vectors=False):
-                found[rec.payload["passage_id"]] = _passage(rec.payload)
+            for rec in self.client.retrieve(self.collection, ids=batch, with_payload=PAYLOAD_FIELDS, with_vectors=False):
+                found[rec.payload["passage_id"]] = passage_from_payload(rec.payload)
         return found
 
     def texts(self) -> PassageTexts:
@@ -190,7 +194,7 @@ class PassageStore:
     def sibling(self, collection: str) -> PassageStore:
         """Another collection in the same Qdrant store, on this store's client (local mode allows one client per folder)."""
         store = PassageStore(collection=collection, dim=self.dim, client=self.client, rebuild_old_layout=self._rebuild_old_layout)
-        store.location = self.location
+        store.location, store.sparse_indexed = self.location, self.sparse_indexed
         return store
 
     def close(self) -> None:

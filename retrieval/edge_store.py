@@ -1,0 +1,172 @@
+"""The embedded store on qdrant-edge-py: Qdrant's own engine in-process (``retriever.embedded=qdrant-edge``).
+
+The same points as :class:`PassageStore` (named dense vector, BM25 sparse vector with the engine's IDF, the same
+payload and ids), one shard folder per collection under the store folder, memory-mapped and indexed (HNSW for the
+dense vectors, an inverted index for the sparse ones), so opening reads nothing per passage. qdrant-client's embedded
+mode loads every point on open and searches in Python; bench/RESULTS.md has both measured at 100k passages.
+
+The shard keeps no collection metadata, so the layout, BM25 parameters and revision live in ``<collection>.json``
+beside it. A lock file keeps a second process out, as qdrant-client's local mode does.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from askfirst.retrieval.chunking import Passage
+from askfirst.retrieval.qdrant_store import DENSE, LAYOUT, PAYLOAD_FIELDS, SPARSE, PassageTexts, StoreError, passage_from_payload, point_id
+from askfirst.retrieval.sparse import B, K1, document_vector, passage_length, query_vector
+
+EDGE_REQUIREMENT = "qdrant-edge-py==0.9.0"
+
+
+def _edge():
+    try:
+        import qdrant_edge
+    except ImportError:
+        raise StoreError(f"retriever.embedded=qdrant-edge needs qdrant-edge-py: pip install {EDGE_REQUIREMENT} "
+                         "(or pip install 'askfirst[edge]')") from None
+    return qdrant_edge
+
+
+class EdgeStore:
+    """One collection as a qdrant-edge shard in ``path/<collection>``; the :class:`PassageStore` interface."""
+
+    sparse_indexed = True  # the engine's inverted index answers BM25, so the sparse vectors are the lexical index
+    rebuilt_old_layout = False  # this layout is the only one an edge store has had
+
+    def __init__(self, *, collection: str, dim: int, path: str | Path, rebuild_old_layout: bool = False, _lock=None):
+        qe = _edge()
+        self.collection, self.dim = collection, dim
+        self.root = Path(path)
+        self.location = str(self.root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._rebuild_old_layout = rebuild_old_layout
+        self._lock = _lock or self._take_lock()
+        self._owns_lock = _lock is None
+        self._meta_path = self.root / f"{collection}.json"
+        folder = self.root / collection
+        if folder.is_dir() and any(folder.iterdir()) and self._meta_path.is_file():
+            meta = self._metadata()
+            if meta.get("dim") != dim:
+                self._release()
+                raise StoreError(f"collection {collection!r} holds {meta.get('dim')}-d vectors but the embedder makes {dim}-d ones; "
+                                 "use another collection name")
+            self.shard = qe.EdgeShard.load(str(folder))
+        else:
+            config = qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+                                   sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
+            self.shard = qe.EdgeShard.create(str(folder), config)
+            self._write_metadata({"layout": LAYOUT, "dim": dim, "bm25_k1": K1, "bm25_b": B, "revision": uuid.uuid4().hex})
+        self._qe = qe
+
+    def _take_lock(self):
+        handle = (self.root / ".askfirst.lock").open("w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise StoreError(f"cannot open the qdrant-edge store at {self.root}: another process has it open") from None
+        return handle
+
+    def _release(self) -> None:
+        if self._owns_lock:
+            self._lock.close()
+
+    def _metadata(self) -> dict:
+        return json.loads(self._meta_path.read_text())
+
+    def _write_metadata(self, update: dict) -> None:
+        meta = (self._metadata() if self._meta_path.is_file() else {}) | update
+        tmp = self._meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(meta))
+        tmp.replace(self._meta_path)
+
+    @property
+    def revision(self) -> str:
+        return str(self._metadata().get("revision", ""))
+
+    def count(self) -> int:
+        return int(self.shard.count(self._qe.CountRequest(exact=True)))
+
+    def fix_bm25_avg_len(self, passages: list[Passage]) -> float:
+        meta = self._metadata()
+        if "bm25_avg_len" not in meta:
+            lengths = [passage_length(f"{p.title} {p.text}") for p in passages] or [1]
+            meta["bm25_avg_len"] = float(np.mean(lengths))
+            self._write_metadata({"bm25_avg_len": meta["bm25_avg_len"]})
+        return float(meta["bm25_avg_len"])
+
+    def _records(self, passage_ids: list[str], fields) -> list:
+        found = []
+        for start in range(0, len(passage_ids), 512):
+            found += self.shard.retrieve([point_id(p) for p in passage_ids[start : start + 512]], fields, False)
+        return found
+
+    def stored_hashes(self, passage_ids: list[str]) -> dict[str, str]:
+        return {r.payload["passage_id"]: r.payload.get("content_hash", "") for r in self._records(passage_ids, ["passage_id", "content_hash"])}
+
+    def get_passages(self, passage_ids: list[str]) -> dict[str, Passage]:
+        return {r.payload["passage_id"]: passage_from_payload(r.payload) for r in self._records(passage_ids, PAYLOAD_FIELDS)}
+
+    def texts(self) -> PassageTexts:
+        return PassageTexts(self)
+
+    def upsert(self, passages: list[Passage], vectors: np.ndarray) -> None:
+        qe, avg_len = self._qe, self.fix_bm25_avg_len(passages)
+        points = []
+        for p, v in zip(passages, vectors, strict=True):
+            sparse = document_vector(f"{p.title} {p.text}", avg_len=avg_len)
+            points.append(qe.Point(point_id(p.passage_id), {DENSE: v.tolist(), SPARSE: qe.SparseVector(indices=sparse.indices, values=sparse.values)},
+                                   {"passage_id": p.passage_id, "doc_id": p.doc_id, "title": p.title, "text": p.text, "content_hash": p.content_hash}))
+        self._write_metadata({"revision": uuid.uuid4().hex})  # before writing: an interrupted write must still read as changed
+        self.shard.update(qe.UpdateOperation.upsert_points(points))
+        self.shard.flush()  # each finished batch is on disk, so an interrupted build resumes after it
+
+    def delete(self, passage_ids: list[str]) -> None:
+        if passage_ids:
+            self._write_metadata({"revision": uuid.uuid4().hex})
+            self.shard.update(self._qe.UpdateOperation.delete_points([point_id(p) for p in passage_ids]))
+            self.shard.flush()
+
+    def optimize(self) -> None:
+        """Merge segments and build the HNSW graph (after a build; searching works before it, by brute force)."""
+        self.shard.optimize()
+        self.shard.flush()
+
+    def iter_passages(self) -> Iterator[Passage]:
+        offset = None
+        while True:
+            records, offset = self.shard.scroll(self._qe.ScrollRequest(offset=offset, limit=512, with_payload=PAYLOAD_FIELDS, with_vector=False))
+            yield from (passage_from_payload(r.payload) for r in records)
+            if offset is None:
+                return
+
+    def _query(self, vector, using: str, k: int) -> list[tuple[str, float]]:
+        qe = self._qe
+        hits = self.shard.query(qe.QueryRequest(limit=k, query=qe.Query.Nearest(vector, using=using), with_payload=["passage_id"]))
+        return [(h.payload["passage_id"], float(h.score)) for h in hits]
+
+    def dense_search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        return self._query(np.asarray(vector, dtype=np.float32).tolist(), DENSE, k)
+
+    def sparse_search(self, query: str, k: int) -> list[tuple[str, float]]:
+        vector = query_vector(query)
+        if vector is None:
+            return []
+        return [(pid, s) for pid, s in self._query(self._qe.SparseVector(indices=vector.indices, values=vector.values), SPARSE, k) if s > 0]
+
+    def sibling(self, collection: str) -> EdgeStore:
+        """Another collection in the same store folder (under this store's lock)."""
+        return EdgeStore(collection=collection, dim=self.dim, path=self.root, rebuild_old_layout=self._rebuild_old_layout, _lock=self._lock)
+
+    def close(self) -> None:
+        self.shard.flush()
+        self.shard.close()
+        self._release()

@@ -1,0 +1,97 @@
+"""The embedded store on qdrant-edge-py (``retriever.embedded=qdrant-edge``): the real engine on the demo corpus."""
+
+import subprocess
+import sys
+
+import pytest
+
+from askfirst.config import load_config
+from askfirst.datasets.corpus import Document, load_corpus
+from askfirst.retrieval.embedder import get_embedder
+from askfirst.retrieval.indexer import build_index
+from askfirst.retrieval.qdrant_store import StoreError
+
+pytest.importorskip("qdrant_edge", reason="qdrant-edge-py is in the dev extra: pip install 'askfirst[edge]'")
+from askfirst.retrieval.edge_store import EdgeStore  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def edge_index(tmp_path_factory):
+    from askfirst.retrieval.factory import index_corpus, open_retriever, open_store
+
+    config = load_config(overrides=[f"runs_dir={tmp_path_factory.mktemp('runs')}", "retriever.embedded=qdrant-edge"])
+    store = open_store(config)
+    report = index_corpus(config, store)
+    yield config, store, open_retriever(config, store), report
+    store.close()
+
+
+def test_the_demo_index_searches_like_the_default_store(edge_index, demo_index):
+    config, store, retriever, report = edge_index
+    assert isinstance(store, EdgeStore) and store.location.endswith("qdrant-edge")
+    assert report.added == report.passages == store.count() == len(retriever) >= 30
+    assert type(retriever.lexical).__name__ == "QdrantSparse"  # auto: the engine's inverted index answers BM25
+    _, _, default, _ = demo_index
+    for query in ("How much is the laboratory fee?", "prerequisite for CS 201 Data Structures", "Birchwood Hall single room price"):
+        mine, theirs = retriever.search(query, 3), default.search(query, 3)
+        assert mine[0].passage == theirs[0].passage  # same passages, same tokenizer and embedder: the same top hit
+    assert [pid for pid, _ in store.sparse_search("late registration fee", 3)][0] == "fees-late-registration"
+    assert store.texts()["fees-lab"] and store.sparse_search("zzzz qqqq", 3) == []
+
+
+def test_writes_persist_resume_and_change_the_revision(tmp_path):
+    embedder = get_embedder("all-MiniLM-L6-v2")
+    store = EdgeStore(collection="t", dim=embedder.dim, path=tmp_path / "e")
+
+    class Interrupt(Exception):
+        pass
+
+    def stop(done, todo):
+        raise Interrupt
+
+    docs = load_corpus("demo")[:8]
+    first = store.revision
+    with pytest.raises(Interrupt):
+        build_index(docs, store, embedder, batch_size=3, progress=stop)
+    assert store.count() == 3 and store.revision != first  # the finished batch was kept
+    assert (build_index(docs, store, embedder, batch_size=3).added, store.count()) == (5, 8)
+    build_index(docs[:6], store, embedder, prune=True)
+    assert store.count() == 6
+    store.close()
+    again = EdgeStore(collection="t", dim=embedder.dim, path=tmp_path / "e")
+    assert again.count() == 6 and again.get_passages([docs[0].doc_id])
+    again.close()
+
+
+def test_a_second_process_and_a_wrong_dimension_are_refused(tmp_path):
+    store = EdgeStore(collection="c", dim=8, path=tmp_path / "e")
+    code = (f"from askfirst.retrieval.edge_store import EdgeStore\n"
+            f"EdgeStore(collection='c', dim=8, path={str(tmp_path / 'e')!r})")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode != 0 and "another process has it open" in out.stderr
+    store.close()
+    with pytest.raises(StoreError, match="8-d vectors"):
+        EdgeStore(collection="c", dim=384, path=tmp_path / "e")
+
+
+def test_an_empty_collection_searches_to_nothing(tmp_path):
+    from askfirst.retrieval.factory import open_retriever, open_store
+
+    config = load_config(overrides=[f"runs_dir={tmp_path}", "retriever.embedded=qdrant-edge", "data.collection=empty"])
+    store = open_store(config)
+    assert open_retriever(config, store).search("tuition", 3) == [] and store.count() == 0
+    build_index([Document("d", "Bicycles", "A regulation about bicycles.", "x")], store, get_embedder("all-MiniLM-L6-v2"))
+    assert [h.passage.passage_id for h in open_retriever(config, store).search("bicycles", 3)] == ["d"]
+    store.close()
+
+
+def test_concurrent_searches_give_the_sequential_results(edge_index):
+    """eval.threads > 1 searches one store from several threads (DSPy's ParallelExecutor)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, _, retriever, _ = edge_index
+    queries = ["lab fee", "Birchwood Hall rent", "CS 201 prerequisite", "late registration", "merit scholarship", "parking"] * 4
+    sequential = [[h.passage.passage_id for h in retriever.search(q, 5)] for q in queries]
+    with ThreadPoolExecutor(8) as pool:
+        concurrent = list(pool.map(lambda q: [h.passage.passage_id for h in retriever.search(q, 5)], queries))
+    assert concurrent == sequential
