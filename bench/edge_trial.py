@@ -8,6 +8,12 @@ embedded qdrant-client store: open time, dense / sparse-BM25 / hybrid latency (b
 passages read back), and peak RSS.
 
     python bench/edge_trial.py --sizes 4400 100000
+    python bench/edge_trial.py --quality cloud --vectors-from runs/qdrant
+
+``--quality C`` compares retrieval quality on MTRAG-UN collection C: the passages and their real dense vectors are
+copied from an existing index of that collection (``--vectors-from``: a qdrant-client store folder, either layout),
+so nothing is embedded, into a fresh qdrant-client store and a fresh qdrant-edge store; then both answer the
+collection's dev queries (the last user turn) with the hybrid retriever, scored as bench/retrieval_bench.py scores.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from scale_bench import DIM, HashEmbedder, passages, percentile, queries, rss_mb, timed, vocabulary  # noqa: E402
@@ -96,14 +104,73 @@ def measure(folder: Path, qs: list[str], budget_s: float) -> dict:
     return row
 
 
+def quality(collection: str, vectors_from: Path) -> dict:
+    """Hybrid nDCG@5 / Recall@10 of both embedded engines on one MTRAG-UN collection, from the same vectors."""
+    import statistics
+
+    from qdrant_client import QdrantClient
+
+    from askfirst.datasets.mtrag import load_mtrag_tasks
+    from askfirst.datasets.shared_data import shared_data_dir
+    from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
+    from askfirst.retrieval.edge_store import EdgeStore
+    from askfirst.retrieval.embedder import get_embedder
+    from askfirst.retrieval.hybrid import HybridRetriever
+    from askfirst.retrieval.indexer import write_passages
+    from askfirst.retrieval.lexical import open_lexical
+    from askfirst.retrieval.qdrant_store import PassageStore, passage_from_payload
+
+    client = QdrantClient(path=str(vectors_from))
+    rows, offset = [], None
+    while True:
+        records, offset = client.scroll(f"mtrag_{collection}", limit=512, offset=offset, with_payload=True, with_vectors=True)
+        rows += [(passage_from_payload(r.payload), r.vector["dense"] if isinstance(r.vector, dict) else r.vector) for r in records]
+        if offset is None:
+            break
+    client.close()
+    vectors = {p.passage_id: np.asarray(v, dtype=np.float32) for p, v in rows}
+
+    class Stored:  # the copied vectors stand in for the embedder at build time
+        dim = DIM
+
+        def embed(self, texts, batch_size=64):
+            return np.stack([next_vectors.pop(0) for _ in texts])
+
+    tasks = [t for t in load_mtrag_tasks(shared_data_dir(None)) if t.collection == collection and t.qrels]
+    base = Path(tempfile.mkdtemp(prefix="askfirst-edge-quality-"))
+    out = {"collection": collection, "passages": len(rows), "queries": len(tasks)}
+    try:
+        for name, store in (("qdrant-client", PassageStore(collection="q", dim=DIM, path=base / "client")),
+                            ("qdrant-edge", EdgeStore(collection="q", dim=DIM, path=base / "edge"))):
+            passages = [p for p, _ in rows]
+            next_vectors = [vectors[p.passage_id] for p in passages]
+            write_passages(passages, store, Stored(), batch_size=len(passages))
+            retriever = HybridRetriever(store, get_embedder("all-MiniLM-L6-v2"), lexical=open_lexical("auto", store, folder=base / f"{name}-bm25s"))
+            ndcg, recall = [], []
+            for task in tasks:
+                ranked = unique_in_order([h.passage.doc_id for h in retriever.search(task.conversation[-1]["content"], 10)])
+                ndcg.append(ndcg_at_k(ranked, task.qrels, 5))
+                recall.append(recall_at_k(ranked, task.qrels, 10))
+            out[name] = {"lexical": type(retriever.lexical).__name__, "ndcg@5": statistics.fmean(ndcg), "recall@10": statistics.fmean(recall)}
+            store.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", type=int, default=[4400, 100_000])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--store", default=None, help="keep the shards here (default: a temporary folder)")
+    parser.add_argument("--quality", default=None, metavar="COLLECTION", help="compare quality on this MTRAG-UN collection instead")
+    parser.add_argument("--vectors-from", default="runs/qdrant", help="the qdrant-client store holding mtrag_<COLLECTION>'s vectors")
     parser.add_argument("--child", nargs=2, metavar=("FOLDER", "QUERIES_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.quality:
+        print(json.dumps(quality(args.quality, Path(args.vectors_from)), indent=2))
+        return 0
     if args.child:
         print(json.dumps(measure(Path(args.child[0]), json.loads(Path(args.child[1]).read_text()), args.budget)))
         return 0
