@@ -7,6 +7,7 @@ memory). Scores are per collection and averaged weighted by the number of querie
 
     python bench/retrieval_bench.py                 # all four collections
     python bench/retrieval_bench.py --collections govt --limit 20
+    python bench/retrieval_bench.py --embedded qdrant-edge     # the same on the qdrant-edge embedded store
 
 Latency at corpus sizes past MTRAG's is ``bench/scale_bench.py``.
 
@@ -46,12 +47,17 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def bench_collection(name: str, data_dir: Path, store_dir: Path, *, limit: int | None, k: int = 10) -> dict:
+def bench_collection(name: str, data_dir: Path, store_dir: Path, *, limit: int | None, k: int = 10, embedded: str = "qdrant-client") -> dict:
     docs = load_corpus(passage_pool_path(data_dir, name))
     tasks = [t for t in load_mtrag_tasks(data_dir) if t.collection == name and t.qrels]
     tasks = tasks[:limit] if limit else tasks
     embedder = get_embedder("all-MiniLM-L6-v2")
-    store = PassageStore(collection=name, dim=embedder.dim, path=store_dir)
+    if embedded == "qdrant-edge":
+        from askfirst.retrieval.edge_store import EdgeStore
+
+        store = EdgeStore(collection=name, dim=embedder.dim, path=store_dir)
+    else:
+        store = PassageStore(collection=name, dim=embedder.dim, path=store_dir)
     report = build_index(docs, store, embedder)
     row: dict = {"collection": name, "documents": len(docs), "passages": report.passages, "queries": len(tasks),
                  "build_seconds": report.seconds, "build_passages_per_s": report.passages_per_second}
@@ -100,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="queries per collection")
     parser.add_argument("--data-dir", default=None, help="shared data folder (default: ASKFIRST_DATA_DIR or ../shared/data)")
     parser.add_argument("--runs-dir", default="runs")
+    parser.add_argument("--embedded", default="qdrant-client", choices=("qdrant-client", "qdrant-edge"), help="the embedded store's engine")
     args = parser.parse_args(argv)
     data_dir = shared_data_dir(args.data_dir)
     if not (data_dir / "mtrag").is_dir():
@@ -107,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     store_dir = Path(tempfile.mkdtemp(prefix="askfirst-bench-"))  # fresh, so build throughput is measured from zero
     try:
-        rows = [bench_collection(c, data_dir, store_dir, limit=args.limit) for c in args.collections]
+        rows = [bench_collection(c, data_dir, store_dir, limit=args.limit, embedded=args.embedded) for c in args.collections]
     finally:
         shutil.rmtree(store_dir, ignore_errors=True)
     print_table(rows)
