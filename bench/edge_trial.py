@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scale_bench import DIM, HashEmbedder, passages, percentile, queries, rss_mb, timed, vocabulary  # noqa: E402
+from scale_bench import DIM, HashEmbedder, passages, percentile, rss_mb, timed, workload  # noqa: E402
 
 from askfirst.retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
 from askfirst.retrieval.qdrant_store import point_id  # noqa: E402
@@ -174,14 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(measure(Path(args.child[0]), json.loads(Path(args.child[1]).read_text()), args.budget)))
         return 0
-    from askfirst.datasets.shared_data import shared_data_dir
-
-    data_dir = shared_data_dir(None)
-    _, words, p = vocabulary(data_dir if (data_dir / "mtrag").is_dir() else None)
-    qs = queries(args.queries, words, p)
-    base = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix="askfirst-edge-"))
-    base.mkdir(parents=True, exist_ok=True)
-    (base / "queries.json").write_text(json.dumps(qs))
+    _, words, p, _, base = workload(args.queries, args.store, prefix="askfirst-edge-")
     rows = []
     try:
         for n in args.sizes:

@@ -100,6 +100,20 @@ def queries(count: int, words: list[str], p: np.ndarray) -> list[str]:
     return [" ".join(words[i] for i in rng.choice(mid, size=6, p=weights)) for _ in range(count)]
 
 
+def workload(count: int, store: str | None, *, prefix: str) -> tuple[str, list[str], np.ndarray, list[str], Path]:
+    """The vocabulary's source, words and probabilities, ``count`` queries, and the store folder (``store``, or a new
+    temporary one) with the queries written to ``queries.json`` for the child processes."""
+    from askfirst.datasets.shared_data import shared_data_dir
+
+    data_dir = shared_data_dir(None)
+    source, words, p = vocabulary(data_dir if (data_dir / "mtrag").is_dir() else None)
+    qs = queries(count, words, p)
+    base = Path(store) if store else Path(tempfile.mkdtemp(prefix=prefix))
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "queries.json").write_text(json.dumps(qs))
+    return source, words, p, qs, base
+
+
 def write_store(folder: Path, n: int, words, p) -> dict:
     from askfirst.retrieval.qdrant_store import PassageStore
 
@@ -219,15 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure_engine(Path(folder), engine, json.loads(Path(qfile).read_text()), args.budget)))
         return 0
 
-    from askfirst.datasets.shared_data import shared_data_dir
-
-    data_dir = shared_data_dir(None)
-    source, words, p = vocabulary(data_dir if (data_dir / "mtrag").is_dir() else None)
-    qs = queries(args.queries, words, p)
-    base = Path(args.store) if args.store else Path(tempfile.mkdtemp(prefix="askfirst-scale-"))
-    base.mkdir(parents=True, exist_ok=True)
+    source, words, p, qs, base = workload(args.queries, args.store, prefix="askfirst-scale-")
     qfile = base / "queries.json"
-    qfile.write_text(json.dumps(qs))
     results: dict = {"vocabulary": source, "sizes": [], "lexical_only": []}
     try:
         for n in args.sizes:

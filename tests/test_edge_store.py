@@ -1,4 +1,7 @@
-"""The embedded store on qdrant-edge-py (``retriever.embedded=qdrant-edge``): the real engine on the demo corpus."""
+"""The embedded store on qdrant-edge-py (``retriever.embedded=qdrant-edge``): the real engine on the demo corpus.
+
+Incremental builds, resuming after an interruption and persistence are tests/test_index_and_retrieval.py's, run on
+both embedded engines."""
 
 import subprocess
 import sys
@@ -6,7 +9,7 @@ import sys
 import pytest
 
 from askfirst.config import load_config
-from askfirst.datasets.corpus import Document, load_corpus
+from askfirst.datasets.corpus import Document
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.indexer import build_index
 from askfirst.retrieval.qdrant_store import StoreError
@@ -37,30 +40,6 @@ def test_the_demo_index_searches_like_the_default_store(edge_index, demo_index):
         assert mine[0].passage == theirs[0].passage  # same passages, same tokenizer and embedder: the same top hit
     assert [pid for pid, _ in store.sparse_search("late registration fee", 3)][0] == "fees-late-registration"
     assert store.texts()["fees-lab"] and store.sparse_search("zzzz qqqq", 3) == []
-
-
-def test_writes_persist_resume_and_change_the_revision(tmp_path):
-    embedder = get_embedder("all-MiniLM-L6-v2")
-    store = EdgeStore(collection="t", dim=embedder.dim, path=tmp_path / "e")
-
-    class Interrupt(Exception):
-        pass
-
-    def stop(done, todo):
-        raise Interrupt
-
-    docs = load_corpus("demo")[:8]
-    first = store.revision
-    with pytest.raises(Interrupt):
-        build_index(docs, store, embedder, batch_size=3, progress=stop)
-    assert store.count() == 3 and store.revision != first  # the finished batch was kept
-    assert (build_index(docs, store, embedder, batch_size=3).added, store.count()) == (5, 8)
-    build_index(docs[:6], store, embedder, prune=True)
-    assert store.count() == 6
-    store.close()
-    again = EdgeStore(collection="t", dim=embedder.dim, path=tmp_path / "e")
-    assert again.count() == 6 and again.get_passages([docs[0].doc_id])
-    again.close()
 
 
 def test_a_second_process_and_a_wrong_dimension_are_refused(tmp_path):

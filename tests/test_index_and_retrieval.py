@@ -59,10 +59,19 @@ def test_search_many_and_tool(demo_index):
     assert len(out) == 2 and out[0].startswith("[fees-")
 
 
-def test_incremental_update_and_resume_after_interruption(tmp_path):
+def _edge_store(**kwargs):
+    pytest.importorskip("qdrant_edge", reason="qdrant-edge-py is in the dev extra: pip install 'askfirst[edge]'")
+    from askfirst.retrieval.edge_store import EdgeStore
+
+    return EdgeStore(**kwargs)
+
+
+@pytest.mark.parametrize("open_store", [PassageStore, _edge_store], ids=["qdrant-client", "qdrant-edge"])
+def test_incremental_update_and_resume_after_interruption(tmp_path, open_store):
     docs = load_corpus("demo")[:12]
     embedder = get_embedder("all-MiniLM-L6-v2")
-    store = PassageStore(collection="t", dim=embedder.dim, path=tmp_path / "q")
+    store = open_store(collection="t", dim=embedder.dim, path=tmp_path / "q")
+    first_revision = store.revision
 
     class Interrupt(Exception):
         pass
@@ -72,7 +81,7 @@ def test_incremental_update_and_resume_after_interruption(tmp_path):
 
     with pytest.raises(Interrupt):
         build_index(docs, store, embedder, batch_size=5, progress=stop_after_first_batch)
-    assert store.count() == 5  # the finished batch was kept
+    assert store.count() == 5 and store.revision != first_revision  # the finished batch was kept, and reads as a change
     resumed = build_index(docs, store, embedder, batch_size=5)
     assert (resumed.added, resumed.unchanged) == (7, 5)
     again = build_index(docs, store, embedder, batch_size=5)
@@ -84,8 +93,9 @@ def test_incremental_update_and_resume_after_interruption(tmp_path):
     pruned = build_index(changed[:10], store, embedder, prune=True)
     assert pruned.removed == 3 and store.count() == 10
     store.close()
-    reopened = PassageStore(collection="t", dim=embedder.dim, path=tmp_path / "q")  # persisted on disk
-    assert reopened.count() == 10
+    reopened = open_store(collection="t", dim=embedder.dim, path=tmp_path / "q")  # persisted on disk
+    stored = [p.passage_id for p in reopened.iter_passages()]
+    assert reopened.count() == len(stored) == len(reopened.get_passages(stored)) == 10
     reopened.close()
 
 
