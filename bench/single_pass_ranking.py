@@ -3,7 +3,7 @@
 Issue 15's retrieval target: on the MTRAG-UN tasks of an eval run that have qrels, the program's ranking (its
 ``ranked_docs``, scored as ``ranking_ndcg@5`` / ``ranking_recall@10`` in the run's ``scores.jsonl``) should be at
 least as good as a single hybrid search (BM25 + dense, RRF) of the task's last user turn, as MTRAG's baseline
-without query rewriting does. Both are scored at document level with the same functions; the differences come with
+without query rewriting does. The run's finished questions are scored afresh, so a stopped run can be compared. Both are scored at document level with the same functions; the differences come with
 paired BCa bootstrap intervals over tasks.
 
     python bench/single_pass_ranking.py runs/eval-…
@@ -14,13 +14,14 @@ The run's saved config names the questions and the index; the index must be the 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from askfirst.config import load_config
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
+from askfirst.evaluation.runner import read_finished
+from askfirst.evaluation.scoring import score_prediction
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.retrieval.factory import open_retriever, open_store
 
@@ -34,7 +35,8 @@ def last_user_turn(example) -> str:
 
 def compare(run_dir: Path) -> dict:
     config = load_config(run_dir / "config.yaml")
-    scores = {json.loads(line)["id"]: json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines() if line.strip()}
+    finished = read_finished(run_dir / "predictions.jsonl")  # a stopped run's finished questions count too
+    scores = {e.id: score_prediction(e, finished[e.id], k=config.program.evidence_k) for e in configured_questions(config) if e.id in finished}
     examples = [e for e in configured_questions(config) if e.id in scores and scores[e.id].get("ranking_ndcg@5") is not None]
     store = open_store(config)
     try:
