@@ -19,17 +19,23 @@ import numpy as np
 from askfirst.retrieval.bm25 import tokenize
 from askfirst.retrieval.sparse import B, K1
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every build at DEBUG, which the CLI's log level shows
 _IDS = "passage_ids.npy"
 _STAMP = "askfirst.json"
+
+
+def _bm25s():
+    import bm25s
+
+    # bm25s sets its logger to DEBUG when imported and logs every build, which the CLI's log format would show.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
 
 
 class Bm25sIndex:
     """Okapi BM25 (Lucene's IDF, bm25s's ``method="lucene"``) over one collection, memory-mapped from ``folder``."""
 
     def __init__(self, folder: Path):
-        import bm25s
-
+        bm25s = _bm25s()
         self.folder = Path(folder)
         # Fixed-width bytes, memory-mapped: looking up a hit's id does not load the id list.
         self._ids = np.load(self.folder / _IDS, mmap_mode="r")
@@ -57,8 +63,7 @@ class Bm25sIndex:
 
     @classmethod
     def build(cls, store, folder: Path, *, revision: str) -> None:
-        import bm25s
-
+        bm25s = _bm25s()
         # Token ids rather than token strings: each list holds references to the vocabulary's shared ints, which keeps a
         # million passages' tokens to about 8 bytes each while bm25s builds its matrix.
         ids, token_ids, vocab = [], [], {}
