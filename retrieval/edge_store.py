@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from askfirst.retrieval.chunking import Passage
-from askfirst.retrieval.qdrant_store import DENSE, LAYOUT, PAYLOAD_FIELDS, SPARSE, PassageTexts, StoreError, passage_from_payload, point_id
-from askfirst.retrieval.sparse import B, K1, document_vector, passage_length, query_vector
+from askfirst.retrieval.qdrant_store import (DENSE, LAYOUT, PAYLOAD_FIELDS, SPARSE, PassageTexts, StoreError, average_length,
+                                              passage_from_payload, payload_of, point_id)
+from askfirst.retrieval.sparse import B, K1, document_vector, query_vector
 
 EDGE_REQUIREMENT = "qdrant-edge-py==0.9.0"
 
@@ -98,8 +99,7 @@ class EdgeStore:
     def fix_bm25_avg_len(self, passages: list[Passage]) -> float:
         meta = self._metadata()
         if "bm25_avg_len" not in meta:
-            lengths = [passage_length(f"{p.title} {p.text}") for p in passages] or [1]
-            meta["bm25_avg_len"] = float(np.mean(lengths))
+            meta["bm25_avg_len"] = average_length(passages)
             self._write_metadata({"bm25_avg_len": meta["bm25_avg_len"]})
         return float(meta["bm25_avg_len"])
 
@@ -124,7 +124,7 @@ class EdgeStore:
         for p, v in zip(passages, vectors, strict=True):
             sparse = document_vector(f"{p.title} {p.text}", avg_len=avg_len)
             points.append(qe.Point(point_id(p.passage_id), {DENSE: v.tolist(), SPARSE: qe.SparseVector(indices=sparse.indices, values=sparse.values)},
-                                   {"passage_id": p.passage_id, "doc_id": p.doc_id, "title": p.title, "text": p.text, "content_hash": p.content_hash}))
+                                   payload_of(p)))
         self._write_metadata({"revision": uuid.uuid4().hex})  # before writing: an interrupted write must still read as changed
         self.shard.update(qe.UpdateOperation.upsert_points(points))
         self.shard.flush()  # each finished batch is on disk, so an interrupted build resumes after it

@@ -33,6 +33,16 @@ def passage_from_payload(payload: dict) -> Passage:
     return Passage(payload["passage_id"], payload["doc_id"], payload.get("title", ""), payload["text"])
 
 
+def payload_of(p: Passage) -> dict:
+    """What a point stores about its passage (both embedded engines and a server store the same)."""
+    return {"passage_id": p.passage_id, "doc_id": p.doc_id, "title": p.title, "text": p.text, "content_hash": p.content_hash}
+
+
+def average_length(passages: list[Passage]) -> float:
+    """The mean BM25 length (tokens of title and text) of ``passages``: what a new collection normalises by."""
+    return float(np.mean([passage_length(f"{p.title} {p.text}") for p in passages] or [1]))
+
+
 def local_layout(path: str | Path, collection: str) -> int | None:
     """The layout of ``collection`` in an embedded store's folder, read from its ``meta.json`` without opening the
     store (which would take its lock); ``None`` if the collection is not there."""
@@ -104,9 +114,9 @@ class PassageStore:
         return self.client.get_collection(self.collection).config.metadata or {}
 
     def _layout(self) -> int:
-        params = self.client.get_collection(self.collection).config.params
-        named = isinstance(params.vectors, dict) and DENSE in params.vectors and SPARSE in (params.sparse_vectors or {})
-        return int(self._metadata().get("layout", 0)) if named else 1
+        config = self.client.get_collection(self.collection).config
+        named = isinstance(config.params.vectors, dict) and DENSE in config.params.vectors and SPARSE in (config.params.sparse_vectors or {})
+        return int((config.metadata or {}).get("layout", 0)) if named else 1
 
     def _touch(self) -> None:
         self.client.update_collection(self.collection, metadata={"revision": uuid.uuid4().hex})
@@ -123,19 +133,21 @@ class PassageStore:
         """The average passage length BM25 normalises by: set from ``passages`` on the collection's first write, then kept."""
         meta = self._metadata()
         if "bm25_avg_len" not in meta:
-            lengths = [passage_length(f"{p.title} {p.text}") for p in passages] or [1]
-            meta["bm25_avg_len"] = float(np.mean(lengths))
+            meta["bm25_avg_len"] = average_length(passages)
             self.client.update_collection(self.collection, metadata={"bm25_avg_len": meta["bm25_avg_len"]})
         return float(meta["bm25_avg_len"])
 
-    def stored_hashes(self, passage_ids: list[str]) -> dict[str, str]:
-        """``passage_id -> content_hash`` for the given ids that are already stored."""
-        found: dict[str, str] = {}
+    def _records(self, passage_ids: list[str], fields: list[str]) -> list:
+        """The stored points among ``passage_ids`` with the payload ``fields`` (one request per 512 ids)."""
+        found = []
         for start in range(0, len(passage_ids), 512):
             batch = [point_id(p) for p in passage_ids[start : start + 512]]
-            for rec in self.client.retrieve(self.collection, ids=batch, with_payload=["passage_id", "content_hash"], with_vectors=False):
-                found[rec.payload["passage_id"]] = rec.payload.get("content_hash", "")
+            found += self.client.retrieve(self.collection, ids=batch, with_payload=fields, with_vectors=False)
         return found
+
+    def stored_hashes(self, passage_ids: list[str]) -> dict[str, str]:
+        """``passage_id -> content_hash`` for the given ids that are already stored."""
+        return {r.payload["passage_id"]: r.payload.get("content_hash", "") for r in self._records(passage_ids, ["passage_id", "content_hash"])}
 
     def upsert(self, passages: list[Passage], vectors: np.ndarray) -> None:
         avg_len = self.fix_bm25_avg_len(passages)
@@ -143,7 +155,7 @@ class PassageStore:
             models.PointStruct(
                 id=point_id(p.passage_id),
                 vector={DENSE: v.tolist(), SPARSE: document_vector(f"{p.title} {p.text}", avg_len=avg_len)},
-                payload={"passage_id": p.passage_id, "doc_id": p.doc_id, "title": p.title, "text": p.text, "content_hash": p.content_hash},
+                payload=payload_of(p),
             )
             for p, v in zip(passages, vectors, strict=True)
         ]
@@ -167,13 +179,8 @@ class PassageStore:
                 return
 
     def get_passages(self, passage_ids: list[str]) -> dict[str, Passage]:
-        """The stored passages among ``passage_ids``, by id (one request per 512 ids)."""
-        found: dict[str, Passage] = {}
-        for start in range(0, len(passage_ids), 512):
-            batch = [point_id(p) for p in passage_ids[start : start + 512]]
-            for rec in self.client.retrieve(self.collection, ids=batch, with_payload=PAYLOAD_FIELDS, with_vectors=False):
-                found[rec.payload["passage_id"]] = passage_from_payload(rec.payload)
-        return found
+        """The stored passages among ``passage_ids``, by id."""
+        return {r.payload["passage_id"]: passage_from_payload(r.payload) for r in self._records(passage_ids, PAYLOAD_FIELDS)}
 
     def texts(self) -> PassageTexts:
         """Passage id → text, read on demand (what the judges and exports look up for the passages a run retrieved)."""
