@@ -58,6 +58,8 @@ def write_passages(passages: list[Passage], store: PassageStore, embedder: Embed
     stored = store.stored_hashes([p.passage_id for p in passages])
     todo = [p for p in passages if stored.get(p.passage_id) != p.content_hash]
     updated = sum(1 for p in todo if p.passage_id in stored)
+    if todo:  # BM25's average length, fixed on a collection's first build from everything it is built from, not one batch
+        store.fix_bm25_avg_len(passages)
     for i in range(0, len(todo), batch_size):
         batch = todo[i : i + batch_size]
         store.upsert(batch, embedder.embed([f"{p.title}\n{p.text}" for p in batch], batch_size=batch_size))

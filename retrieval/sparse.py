@@ -4,9 +4,9 @@ holds the lexical index (on a server, Qdrant's inverted index answers).
 
 The score of a passage for a query is the sum over the query's terms of ``idf(t) * tf_weight(t, passage)``, which is
 Okapi BM25 with Qdrant's IDF, ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (Lucene's, never negative; rank-bm25's Okapi
-variant floors negative values instead). The document length normalisation uses the average passage length of the first batch written to the
-collection (see :meth:`PassageStore.fix_bm25_avg_len`; an index build writes ``retriever.batch_size`` passages at a
-time); passages added later are weighted against that average, not a moving one.
+variant floors negative values instead). The document length normalisation uses the average passage length of the
+collection's first build (every passage that build writes, not its first batch: see ``write_passages``); passages
+added later are weighted against that average, not a moving one.
 """
 
 from __future__ import annotations

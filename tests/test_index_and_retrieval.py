@@ -8,7 +8,8 @@ from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import build_index
 from askfirst.retrieval.lexical import open_lexical
-from askfirst.retrieval.qdrant_store import PassageStore, StoreError
+from askfirst.retrieval.chunking import chunk_corpus
+from askfirst.retrieval.qdrant_store import PassageStore, StoreError, average_length
 
 
 def test_demo_index_is_complete(demo_index):
@@ -82,6 +83,10 @@ def test_incremental_update_and_resume_after_interruption(tmp_path, open_store):
     with pytest.raises(Interrupt):
         build_index(docs, store, embedder, batch_size=5, progress=stop_after_first_batch)
     assert store.count() == 5 and store.revision != first_revision  # the finished batch was kept, and reads as a change
+    # BM25's average length was fixed from the whole build before its first batch, so the resumed build weighs alike
+    passages = chunk_corpus(docs)
+    whole, first_batch = average_length(passages), average_length(passages[:5])
+    assert abs(whole - first_batch) > 1 and store.fix_bm25_avg_len([]) == pytest.approx(whole)
     resumed = build_index(docs, store, embedder, batch_size=5)
     assert (resumed.added, resumed.unchanged) == (7, 5)
     again = build_index(docs, store, embedder, batch_size=5)
