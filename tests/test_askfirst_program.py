@@ -42,10 +42,28 @@ def scripted(**overrides):
     return base | overrides
 
 
-def run(schema_lm, question, *overrides, script=None, retriever=None):
+class QueryCosines:
+    """A dense index whose top cosine for a query is scripted (the retrieval gate's signal): an embedder that "embeds"
+    a query as itself and a store that looks the score up."""
+
+    def __init__(self, cosines: dict[str, float]):
+        self.cosines = cosines
+
+    def embed(self, texts):
+        return list(texts)
+
+    def dense_search(self, query, k):
+        return [(PASSAGES[0].passage_id, self.cosines.get(query, 0.9))][:k]
+
+    def get_passages(self, ids):
+        return {p.passage_id: p for p in PASSAGES if p.passage_id in ids}
+
+
+def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=None):
     retriever = retriever or ListRetriever()
     config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "program.iterations=1", *overrides])
-    program = Registry(Resources(retriever=retriever)).build("askfirst", config)
+    dense = QueryCosines(cosines or {})
+    program = Registry(Resources(retriever=retriever, store=dense, embedder=dense)).build("askfirst", config)
     lm = schema_lm(script or scripted())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         return program(conversation=question), program, retriever, lm
@@ -104,6 +122,29 @@ def test_an_unsure_idk_escalates_with_an_expanded_query(schema_lm):
     assert reply.escalated and reply.route == "answer" and retriever.calls[-1] == ["Lab fee?", "Lab fee? laboratory charge"]
     reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE))
     assert reply.route == "idk" and not reply.escalated
+
+
+def test_a_query_the_collection_is_far_from_is_refused_by_the_gate_without_an_assessment(schema_lm):
+    assessed = []
+    script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)
+    far = {"Lab fee?": 0.30}
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.escalation=false", "askfirst.min_top_cosine=0.4",
+                    script=script, cosines=far)
+    assert reply.route == "idk" and reply.label == "UNANSWERABLE" and reply.gated and reply.top_cosine == 0.30 and assessed == []
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.escalation=false", script=script, cosines=far)
+    assert reply.route == "answer" and not reply.gated and reply.top_cosine == 0.30 and len(assessed) == 1  # off: recorded only
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.escalation=false", "askfirst.min_top_cosine=0.3",
+                    script=script, cosines=far)
+    assert reply.route == "answer" and not reply.gated  # at the threshold the assessment decides
+
+
+def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_closer(schema_lm):
+    reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", script=scripted(),
+                                 cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
+    assert reply.escalated and reply.route == "answer" and not reply.gated and retriever.calls[-1] == ["Lab fee?", "Lab fee? laboratory charge"]
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", script=scripted(),
+                    cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.35})
+    assert reply.escalated and reply.route == "idk" and reply.gated and reply.top_cosine == 0.30
 
 
 def test_the_stages_are_the_notes_programs_modules_composed_through_the_registry(schema_lm):

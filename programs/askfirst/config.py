@@ -28,5 +28,9 @@ class AskfirstConfig(ConfigSection):
                            "'finish') can be missing from an answering passage (measured on the demo's a07 and m01).")
     mode: Literal["ask_first", "answer_all"] = Field("ask_first", description="ask_first: an ambiguous question gets a clarifying "
                                                      "question naming the readings; answer_all: each reading is answered by the passage that gives it (ASQA-style benchmarks).")
+    min_top_cosine: float | None = Field(
+        None, ge=-1, le=1, description="The retrieval gate (MAF-RAG's VOR confidence, the top dense cosine of the searched query): below "
+        "it the question is UNANSWERABLE without the assessment call (then escalation may retrieve again). null: off. The value is "
+        "corpus- and embedder-specific: `askfirst tune-threshold --signal top-cosine` sets it on a training half.")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
     escalate_below: float = Field(0.6, ge=0, le=1, description="Escalate an 'I don't know' or partial route whose P(answerable) is below this.")

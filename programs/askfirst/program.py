@@ -40,22 +40,29 @@ class AskFirstProgram(dspy.Module):
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on.
-    3. Evidence assessment: one call on the answer LM reads the evidence and the next passages from other documents
+    3. Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
+       searched query over the collection; below the threshold the question is UNANSWERABLE without an LM call.
+       On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
+       not (bench/RESULTS.md); the threshold is corpus- and embedder-specific, hence ``askfirst tune-threshold
+       --signal top-cosine``.
+    4. Evidence assessment: one call on the answer LM reads the evidence and the next passages from other documents
        (``divergence_passages`` documents in all), copies the answering sentences, labels answerability (ANSWERABLE /
        PARTIAL / UNDERSPECIFIED / UNANSWERABLE) and names what the question asks about. With ``key_terms`` (N), a
        question with N or more asked-about words that no retrieved passage contains is UNANSWERABLE (MAF-RAG's
        KeyMatch as a check). The route follows the label and ``program.answer_threshold``.
-    4. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
+    5. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
        documents' titles are the options) and/or CLARION's detector grounded in the passages. In ``ask_first`` mode
        an ambiguous question gets a clarifying question naming them; in ``answer_all`` mode each reading is answered
        by the passage that gives it, citing it (ASQA-style benchmarks).
-    5. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
-       ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more.
-    6. The responders, with citations.
+    6. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
+       ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (the gate then takes
+       the better of the two queries' top cosines).
+    7. The responders, with citations.
 
-    Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``key_terms`` (what is asked about, its
+    Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``top_cosine`` (the gate's signal, recorded
+    whether or not the gate is on), ``gated`` (the gate decided the label), ``key_terms`` (what is asked about, its
     words no retrieved passage contains, and the label the check overruled), ``probability_source``, ``ambiguity``
     (what each signal said and the per-passage answers), ``escalated``.
     """
@@ -78,7 +85,7 @@ class AskFirstProgram(dspy.Module):
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings,
-                       "extras": {"stage": None, "standalone_query": question, "key_terms": {}, "probability_source": None, "ambiguity": {},
+                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "key_terms": {}, "probability_source": None, "ambiguity": {},
                                   "escalated": False}}
         try:
             return self._answer(question, history, state)
@@ -87,11 +94,12 @@ class AskFirstProgram(dspy.Module):
 
     def _answer(self, question: str, history: str, state: dict) -> Reply:
         extras = state["extras"]
-        query = self._standalone(question, history)
+        query = self.search_query(question, history)
         extras["standalone_query"] = query
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
-        route = self._assess(query, history, state, state["evidence"])
+        extras["top_cosine"] = self.top_cosine(query)
+        route = self._assess(query, history, state, state["evidence"], top_cosine=extras["top_cosine"])
         if route == "clarify" and self.config.mode == "answer_all":  # nothing is asked in answer_all mode
             route = "answer"
         # Ask only about a question the passages bear on: on an unanswerable one the top passages answer other
@@ -111,11 +119,21 @@ class AskFirstProgram(dspy.Module):
             route = self._escalate(query, history, state, route)
         return self._respond(route, question, history, state)
 
-    def _standalone(self, question: str, history: str) -> str:
+    def search_query(self, question: str, history: str) -> str:
+        """The query the program searches with: ``question`` made standalone when there is history and the stage is on."""
         if self.rewrite is None or not history:
             return question
         out = call_predictor(self.rewrite, "askfirst_standalone", retries=self.retries, conversation_history=history, question=question)
         return out.standalone_question.strip() or question
+
+    def top_cosine(self, query: str) -> float | None:
+        """The retrieval gate's signal: the best dense cosine of ``query`` over the collection (``None`` without a dense index)."""
+        hits = self.resources.dense(query, 1)
+        return hits[0][1] if hits else None
+
+    def _gated(self, top_cosine: float | None) -> bool:
+        threshold = self.config.min_top_cosine
+        return threshold is not None and top_cosine is not None and top_cosine < threshold
 
     def _route(self, query: str, history: str) -> str:
         if self.router is None:
@@ -136,10 +154,15 @@ class AskFirstProgram(dspy.Module):
         state["ranking"] = head + [p for p in pool if p.passage_id not in shown]
         state["evidence"] = assessed_passages(state["ranking"], evidence_k=self.program_config.evidence_k, documents=self.config.divergence_passages)
 
-    def _assess(self, query: str, history: str, state: dict, passages: list[Passage]) -> str:
+    def _assess(self, query: str, history: str, state: dict, passages: list[Passage], *, top_cosine: float | None) -> str:
         """Label answerability from ``passages`` (recording what is asked about and the key-term check); returns the
-        label's route. With ``key_terms`` (N), a question with N or more asked-about words in no retrieved passage is
-        UNANSWERABLE, unless the assessment already called it PARTIAL (whose missing part is expected to be absent)."""
+        label's route. A ``top_cosine`` below the gate's threshold is UNANSWERABLE with no LM call. With ``key_terms``
+        (N), a question with N or more asked-about words in no retrieved passage is UNANSWERABLE, unless the assessment
+        already called it PARTIAL (whose missing part is expected to be absent)."""
+        state["extras"]["gated"] = self._gated(top_cosine)
+        if state["extras"]["gated"]:
+            state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
+            return self.program_config.unanswerable_route
         if not passages:
             state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
             return "idk"
@@ -222,8 +245,9 @@ class AskFirstProgram(dspy.Module):
         known = {p.passage_id for p in state["evidence"]}
         evidence = (state["evidence"] + [p for p in found if p.passage_id not in known])[: len(state["evidence"]) + 2]
         before = {k: state[k] for k in ("label", "confidence", "p_answerable")}
-        before_extras = {k: state["extras"][k] for k in ("key_terms", "probability_source")}
-        new_route = self._assess(query, history, state, evidence)
+        before_extras = {k: state["extras"][k] for k in ("key_terms", "probability_source", "gated")}
+        top_cosine = max((c for c in (state["extras"]["top_cosine"], self.top_cosine(expanded)) if c is not None), default=None)
+        new_route = self._assess(query, history, state, evidence, top_cosine=top_cosine)
         state["extras"]["escalated"] = True
         if new_route in ("answer", "partial"):
             state["evidence"] = evidence

@@ -1,0 +1,79 @@
+"""Tune the askfirst program's retrieval gate (``askfirst.min_top_cosine``) on a question set with answerability labels.
+
+The gate's signal is the top dense cosine of the query the program searches with (MAF-RAG's VOR confidence). For each
+question only the program's standalone-question stage runs (one LM call for a follow-up, none for a first turn), so a
+few hundred questions cost minutes. The threshold chosen is the highest whose share of gated questions that should be
+answered (ANSWERABLE or PARTIAL) stays within ``max_answerable_rate``: the gate's cost is counted in wrongly refused
+answers, the measure the issue's target is set in ("I don't know" on fewer than 15% of ANSWERABLE tasks).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import dspy
+
+from askfirst.datasets.jsonl import append_record, read_checkpoint
+from askfirst.programs.common.conversation import question_and_history
+
+DEFAULT_CANDIDATES = tuple(round(0.2 + i * 0.01, 2) for i in range(51))
+SHOULD_ANSWER = ("ANSWERABLE", "PARTIAL")
+logger = logging.getLogger(__name__)
+
+
+def gate_signal(program, example) -> dict:
+    """``{"query", "top_cosine", "answerability"}`` for one question, from the program's own query stage."""
+    config = program.program_config
+    question, history, _ = question_and_history(example.conversation, max_question_chars=config.max_question_chars,
+                                                history_turns=config.history_turns)
+    query = program.search_query(question, history)
+    return {"query": query, "top_cosine": program.top_cosine(query), "answerability": example.answerability}
+
+
+def collect_signals(program, examples: list[dspy.Example], *, checkpoint: Path | None = None) -> list[dict]:
+    """Every question's signal, appended to ``checkpoint`` as it is done (a rerun measures only the rest; a question
+    that failed is recorded with its error and tried again)."""
+    done = read_checkpoint(checkpoint, key="id") if checkpoint else {}
+    out = checkpoint.open("a", encoding="utf-8") if checkpoint else None
+    try:
+        for example in examples:
+            if example.id in done and "error" not in done[example.id]:
+                continue
+            try:
+                line = {"id": example.id, **gate_signal(program, example)}
+            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the tuning
+                logger.warning("gate tuning: question %s failed: %s", example.id, exc)
+                line = {"id": example.id, "error": f"{type(exc).__name__}: {exc}"}
+            done[example.id] = line
+            if out is not None:
+                append_record(out, line)
+    finally:
+        if out is not None:
+            out.close()
+    return [done[e.id] for e in examples if e.id in done and "error" not in done[e.id] and done[e.id]["top_cosine"] is not None]
+
+
+def gate_table(rows: list[dict], *, candidates=DEFAULT_CANDIDATES) -> list[dict]:
+    """For each threshold, the share of each answerability class the gate would refuse."""
+    classes = sorted({r["answerability"] for r in rows})
+    table = []
+    for t in candidates:
+        row = {"threshold": t}
+        for label in classes:
+            scores = [r["top_cosine"] for r in rows if r["answerability"] == label]
+            row[label] = sum(s < t for s in scores) / len(scores)
+        should = [r["top_cosine"] for r in rows if r["answerability"] in SHOULD_ANSWER]
+        row["should_answer"] = sum(s < t for s in should) / len(should) if should else 0.0
+        table.append(row)
+    return table
+
+
+def choose_threshold(rows: list[dict], *, max_answerable_rate: float, candidates=DEFAULT_CANDIDATES) -> dict:
+    """``{"threshold", "table", "n"}``: the highest candidate refusing at most ``max_answerable_rate`` of the questions
+    that should be answered (``threshold`` is ``None`` when even the lowest refuses more)."""
+    if not rows:
+        raise RuntimeError("no question's signal could be measured; see the warnings above")
+    table = gate_table(rows, candidates=candidates)
+    within = [r["threshold"] for r in table if r["should_answer"] <= max_answerable_rate]
+    return {"threshold": max(within) if within else None, "table": table, "n": len(rows)}

@@ -1,0 +1,75 @@
+"""Tuning the askfirst program's retrieval gate: each question's top cosine from the program's own query, resumable,
+and the highest threshold that refuses few enough of the questions that should be answered."""
+
+import json
+import sys
+
+import dspy
+import pytest
+
+from askfirst.cli.app import main
+from askfirst.config import load_config
+from askfirst.optimizers.retrieval_gate import choose_threshold, collect_signals
+from askfirst.programs.base import Resources
+from askfirst.programs.registry import Registry
+from tests.conftest import ListRetriever, SchemaFollowingEngine, configure_with
+from tests.test_askfirst_program import QueryCosines
+
+
+def example(qid, label, *turns):
+    conversation = [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(turns)]
+    return dspy.Example(id=qid, conversation=conversation, answerability=label).with_inputs("conversation")
+
+
+def test_signals_come_from_the_programs_own_query_and_resume(tmp_path):
+    config = load_config(overrides=["program.kind=askfirst"])
+    dense = QueryCosines({"Lab fee?": 0.7, "How much is the laboratory fee?": 0.6, "Parking permit?": 0.2})
+    program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", config)
+    engine = SchemaFollowingEngine({"standalone_question": {"standalone_question": "How much is the laboratory fee?"}})
+    questions = [example("a", "ANSWERABLE", "Lab fee?"), example("u", "UNANSWERABLE", "Parking permit?"),
+                 example("f", "ANSWERABLE", "Tell me about labs.", "They carry an L.", "And its fee?")]
+    checkpoint = tmp_path / "gate_rows.jsonl"
+    with dspy.context(lm=dspy.LM("test/schema-following", engine=engine, cache=False), adapter=dspy.JSONAdapter()):
+        rows = collect_signals(program, questions, checkpoint=checkpoint)
+        assert [(r["id"], r["query"], r["top_cosine"]) for r in rows] == [
+            ("a", "Lab fee?", 0.7), ("u", "Parking permit?", 0.2), ("f", "How much is the laboratory fee?", 0.6)]
+        assert engine.calls == 1  # only the follow-up is rewritten
+        again = collect_signals(program, questions, checkpoint=checkpoint)
+    assert again == rows and engine.calls == 1 and len(checkpoint.read_text().splitlines()) == 3
+
+
+def test_the_highest_threshold_within_the_refusal_budget_is_chosen():
+    rows = [{"answerability": "ANSWERABLE", "top_cosine": c} for c in (0.30, 0.50, 0.60, 0.70, 0.80)]
+    rows += [{"answerability": "UNANSWERABLE", "top_cosine": c} for c in (0.25, 0.35, 0.55)]
+    result = choose_threshold(rows, max_answerable_rate=0.2, candidates=(0.3, 0.31, 0.5, 0.51))
+    by_t = {r["threshold"]: r for r in result["table"]}
+    assert by_t[0.31]["should_answer"] == pytest.approx(0.2) and by_t[0.31]["UNANSWERABLE"] == pytest.approx(1 / 3)
+    assert by_t[0.51]["should_answer"] == pytest.approx(0.4) and by_t[0.51]["UNANSWERABLE"] == pytest.approx(2 / 3)
+    assert result["threshold"] == 0.5 and result["n"] == 8  # 0.5 still lets the 0.50 through: 1 of 5 refused
+    assert choose_threshold(rows, max_answerable_rate=0.0, candidates=(0.31, 0.5))["threshold"] is None
+
+
+def test_the_cli_tunes_the_gate_on_the_demo_index_and_saves_a_config_with_it(monkeypatch, capsys, tmp_path):
+    """Real embedder and Qdrant over the demo corpus; the LM (only the standalone rewrite) is a fake."""
+    configure_with(monkeypatch, SchemaFollowingEngine(), where="askfirst.session.configure_dspy")
+    monkeypatch.setattr(sys, "argv", ["askfirst", "tune-threshold", "--config", "demo", "--signal", "top-cosine", "--split", "all",
+                                      "--max-answerable-rate", "0.2", "--set", f"runs_dir={tmp_path}"])
+    try:
+        main()
+    except SystemExit as exc:
+        assert not exc.code, capsys.readouterr().err
+    out = capsys.readouterr().out
+    run_dir = next(tmp_path.glob("threshold-*"))
+    result = json.loads((run_dir / "gate.json").read_text())
+    assert result["n"] == 26 and "retrieval gate refuses" in out
+    chosen = next(r for r in result["table"] if r["threshold"] == result["threshold"])
+    assert chosen["should_answer"] <= 0.2 and result["threshold"] == max(r["threshold"] for r in result["table"] if r["should_answer"] <= 0.2)
+    assert load_config(run_dir / "config.yaml").askfirst.min_top_cosine == result["threshold"]
+
+
+def test_the_gate_is_tuned_only_for_the_askfirst_program(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(sys, "argv", ["askfirst", "tune-threshold", "--signal", "top-cosine", "--set", "program.kind=notes_rag",
+                                      "--set", f"runs_dir={tmp_path}"])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2 and "tunes the askfirst program's retrieval gate" in capsys.readouterr().err
