@@ -117,3 +117,23 @@ def test_askfirst_answers_asks_first_and_says_it_does_not_know(session):
     assert answer.route == "answer" and "4,200" in answer.answer and "fees-tuition-undergraduate" in answer.citations, answer.toDict()
     assert ambiguous.route == "clarify" and len(ambiguous.options) >= 2, ambiguous.toDict()
     assert unknown.route == "idk", unknown.toDict()
+
+
+def test_a_reply_streams_token_by_token_with_the_counts_of_a_whole_reply(session):
+    """The llama.cpp engine streams as it generates (what `askfirst serve` sends), and its token counts are the ones
+    the same reply has when it is not streamed."""
+    from dspy.streaming import StreamResponse
+
+    from askfirst.serve.streaming import JSONStringListener
+
+    lm = session.lm.copy(cache=False)
+    predict = dspy.Predict("question -> answer")
+    streamed = dspy.streamify(predict, stream_listeners=[JSONStringListener("answer", predict=predict, predict_name="predict")],
+                              async_streaming=False)
+    question = "In one sentence: what is a laboratory fee?"
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter(), track_usage=True):
+        items = list(streamed(question=question))
+        whole = predict(question=question)
+    pieces, final = [i.chunk for i in items if isinstance(i, StreamResponse)], items[-1]
+    assert len(pieces) > 3 and "".join(pieces) == final.answer == whole.answer, pieces
+    assert final.get_lm_usage() == whole.get_lm_usage()

@@ -1,5 +1,6 @@
 """The OpenAI-compatible server, exercised with the real ``openai`` client over loopback."""
 
+import json
 import socket
 import threading
 import time
@@ -13,6 +14,7 @@ from openai import NotFoundError, OpenAI
 from askfirst.config import ProgramConfig
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 from askfirst.serve.app import Variant, create_app
+from tests.conftest import SchemaFollowingEngine
 
 SCRIPT = {
     "queries": {"queries": ["lab fee"]},
@@ -175,3 +177,117 @@ def test_a_client_that_disconnects_cancels_its_work_and_frees_the_lm(retriever, 
 
 def _post_with(server, body: bytes, *, timeout: float):
     return httpx.post(f"{server}/chat/completions", content=body, headers={"content-type": "application/json"}, timeout=timeout)
+
+
+class PiecewiseEngine(SchemaFollowingEngine):
+    """Streams each reply in pieces of four characters, as a server streaming tokens would, with token counts."""
+
+    def complete(self, request):
+        from dataclasses import replace
+
+        from dspy.lm15 import Usage
+
+        return replace(super().complete(request), usage=Usage(input_tokens=11, output_tokens=7, total_tokens=18))
+
+    def stream(self, request):
+        from dspy.lm15 import StreamDeltaEvent, StreamEndEvent, StreamStartEvent, TextDelta
+
+        response = self.complete(request)
+        text = response.message.parts[0].text
+        yield StreamStartEvent(id=None, model="piecewise")
+        for i in range(0, len(text), 4):
+            yield StreamDeltaEvent(delta=TextDelta(text=text[i:i + 4], part_index=0))
+        yield StreamEndEvent(finish_reason="stop", usage=response.usage)
+
+
+def _stream_events(url, script=None):
+    """Every chunk of a streamed reply to "Lab fee?" as JSON, from the raw event stream."""
+    with httpx.stream("POST", f"{url}/chat/completions", json={"model": "askfirst", "stream": True,
+                                                              "messages": [{"role": "user", "content": "Lab fee?"}]}) as r:
+        lines = [line.removeprefix("data: ") for line in r.iter_lines() if line.startswith("data: ")]
+    assert lines[-1] == "[DONE]"
+    return [json.loads(line) for line in lines[:-1]]
+
+
+def _piecewise_server(retriever, script):
+    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    lm = dspy.LM("test/piecewise", engine=PiecewiseEngine(script), cache=False)
+    return _serve(create_app({"askfirst": Variant(program, lm, dspy.JSONAdapter())}))
+
+
+def test_a_streamed_reply_sends_the_route_first_then_the_text_as_the_lm_writes_it(retriever):
+    for url in _piecewise_server(retriever, SCRIPT):
+        chunks = _stream_events(url)
+        texts = [c["choices"][0]["delta"].get("content") for c in chunks]
+        events = [c.get("askfirst", {}).get("event") for c in chunks]
+        first_text = next(i for i, t in enumerate(texts) if t)
+        route = next(i for i, e in enumerate(events) if e and "route" in e)
+        assert route < first_text and events[route] == {"stage": "Responders", "route": "answer"}
+        assert {"stage": "IterativeNotesRAG"} in events[:route]
+        assert "".join(t or "" for t in texts) == "The lab fee is EUR 85 per lab course."
+        assert sum(1 for t in texts if t) >= 5  # the text arrived in the LM's pieces, not in one
+        assert chunks[-1]["choices"][0]["finish_reason"] == "stop" and chunks[-1]["askfirst"]["route"] == "answer"
+        assert chunks[-1]["usage"] == {"prompt_tokens": 33, "completion_tokens": 21, "total_tokens": 54}  # three LM calls
+
+
+def test_a_streamed_partial_answer_ends_with_what_the_documents_do_not_say(retriever):
+    partial = {"queries": SCRIPT["queries"], "label": {"answering_sentences": [], "label": "PARTIAL", "confidence": 0.9},
+               "missing": {"answer": "The lab fee is EUR 85.", "missing": "the textbook price", "cited_ids": ["fees-lab"]}}
+    for url in _piecewise_server(retriever, partial):
+        chunks = _stream_events(url)
+        text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks)
+        assert text == "The lab fee is EUR 85. What the documents do not say: the textbook price"
+        assert chunks[-1]["askfirst"]["route"] == "partial" and "answer" not in chunks[-1]["askfirst"]
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_the_reply_field_is_decoded_as_it_arrives_in_pieces_of_any_size(size):
+    from types import SimpleNamespace
+
+    from askfirst.serve.streaming import JSONStringListener
+
+    def chunk(text):
+        return SimpleNamespace(choices=[SimpleNamespace(delta=SimpleNamespace(content=text))])
+
+    reply = json.dumps({"answer": 'Fee: "EUR 85"\\ per course\u00e9 \u2713', "cited_ids": ["answer"]}, ensure_ascii=True)
+    listener = JSONStringListener("answer", predict=None, predict_name="responders.complete")
+    pieces = [listener.receive(chunk(reply[i:i + size])) for i in range(0, len(reply), size)]
+    pieces += [listener.receive(chunk(reply[i:i + size])) for i in range(0, len(reply), size)]  # a retried step's reply
+    texts = [p.chunk for p in pieces if p is not None]
+    assert "".join(texts) == 2 * 'Fee: "EUR 85"\\ per course\u00e9 \u2713'
+    assert sum(p.is_last_chunk for p in pieces if p is not None) == 2
+
+
+def test_a_client_that_leaves_a_stream_while_it_waits_for_the_lm_is_never_run(schema_lm):
+    """The local LM answers one request at a time; a streamed request queued behind another gives up when its client
+    leaves, instead of running once the LM is free."""
+    from askfirst.programs.common.robust import call_predictor
+
+    class SlowSteps(dspy.Module):
+        def __init__(self):
+            super().__init__()
+            self.step = dspy.Predict("question -> answer")
+
+        def forward(self, conversation):
+            for _ in range(15):
+                call_predictor(self.step, "slow", retries=0, question=conversation[-1]["content"])
+            return dspy.Prediction(route="answer", answer="done", citations=[], evidence=[])
+
+    class SlowEngine(SchemaFollowingEngine):
+        def complete(self, request):
+            time.sleep(0.1)
+            return super().complete(request)
+
+    engine = SlowEngine({})
+    slow = Variant(SlowSteps(), dspy.LM("test/slow", engine=engine, cache=False), dspy.JSONAdapter())
+    for url in _serve(create_app({"slow": slow})):
+        body = {"model": "slow", "messages": [{"role": "user", "content": "Lab fee?"}]}
+        first = threading.Thread(target=httpx.post, args=(f"{url}/chat/completions",), kwargs={"json": body, "timeout": 30})
+        first.start()
+        time.sleep(0.3)  # the first request holds the LM
+        with httpx.stream("POST", f"{url}/chat/completions", json=body | {"stream": True}) as r:
+            assert any('"event"' in line for line in r.iter_lines())  # read up to the first stage event: the program has
+            # started and waits for the LM; the client leaves
+        first.join()
+        time.sleep(0.5)
+        assert engine.calls == 15 and not slow.lock.locked()  # the first request's steps only

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from dspy._vendor.lm15.types import TokenLogprob, TopLogprob  # not re-exported by dspy.lm15
+from dspy.lm15 import StreamDeltaEvent, StreamEndEvent, StreamStartEvent, TextDelta
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import ContextLengthError, Message, Response, TextPart, Usage, response_to_events
 
@@ -97,7 +98,8 @@ class LlamaCppEngine:
             return {"type": "json_object", "schema": bound_strings(fmt["schema"], self.max_text_chars)}
         return {"type": "json_object"}
 
-    def complete(self, request) -> Response:
+    def _chat_args(self, request) -> tuple[list[dict], dict]:
+        """The chat messages and llama.cpp sampling options of a DSPy request."""
         validate_request(request)
         messages = []
         if request.system is not None:
@@ -113,17 +115,25 @@ class LlamaCppEngine:
         }
         if cfg.top_p is not None:
             kwargs["top_p"] = cfg.top_p
+        return messages, kwargs
+
+    def _create(self, llama, messages: list[dict], kwargs: dict, *, stream: bool = False):
+        try:
+            return llama.create_chat_completion(messages=messages, stream=stream, **kwargs)
+        except ValueError as exc:
+            if "context window" in str(exc) or "exceed" in str(exc):
+                raise ContextLengthError(f"{exc} (n_ctx={self.n_ctx}; shorten inputs or raise lm.n_ctx)") from None
+            raise
+
+    def complete(self, request) -> Response:
+        messages, kwargs = self._chat_args(request)
+        cfg = request.config
         # llama-cpp-python's chat completion takes no stopping criteria, so a cancelled request stops before or
         # after a call, not inside one: it never waits for the lock, and the reply of a call it was in is dropped.
         acquire(self._lock)
         with self._lock_held():
             llama = self._model(messages[0]["content"])
-            try:
-                out = llama.create_chat_completion(messages=messages, **kwargs)
-            except ValueError as exc:
-                if "context window" in str(exc) or "exceed" in str(exc):
-                    raise ContextLengthError(f"{exc} (n_ctx={self.n_ctx}; shorten inputs or raise lm.n_ctx)") from None
-                raise
+            out = self._create(llama, messages, kwargs)
             self.calls += 1
             choice = out["choices"][0]
             usage = out.get("usage") or {}
@@ -166,7 +176,30 @@ class LlamaCppEngine:
             self._lock.release()
 
     def stream(self, request):
-        return response_to_events(self.complete(request))
+        """The reply as llama.cpp writes it, one token's text per delta (DSPy's stream listeners pick a field out of
+        them). A request for label log-probabilities is answered whole: they are scored on the finished reply."""
+        if request.config.logprobs is not None:
+            yield from response_to_events(self.complete(request))
+            return
+        messages, kwargs = self._chat_args(request)
+        acquire(self._lock)
+        with self._lock_held():
+            llama = self._model(messages[0]["content"])
+            chunks = self._create(llama, messages, kwargs, stream=True)
+            self.calls += 1
+            yield StreamStartEvent(id=None, model=Path(self.model_path).name)
+            finish, completion = "stop", 0
+            for chunk in chunks:
+                check_cancelled()  # between tokens: a stream nobody reads any more stops here
+                choice = chunk["choices"][0]
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    completion += 1  # llama-cpp-python streams one token per chunk
+                    yield StreamDeltaEvent(delta=TextDelta(text=text, part_index=0))
+                if choice.get("finish_reason"):
+                    finish = "length" if choice["finish_reason"] == "length" else "stop"
+            prompt = llama.n_tokens - completion  # the context holds the prompt, then the reply's tokens
+        yield StreamEndEvent(finish_reason=finish, usage=Usage(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion))
 
     def close(self) -> None:
         with self._lock:

@@ -3,6 +3,8 @@
 Each loaded program variant (uncompiled, or a compiled run) is a model id. The reply's text is the answer;
 the route taken and the cited passages travel in an extra ``askfirst`` field of the completion (and of the
 final chunk when streaming), so a plain OpenAI client still works and an askfirst-aware one gets the rest.
+A streamed reply sends each stage as it starts and the route before the text (chunks with an empty delta and
+``askfirst.event``), then the responder's text as the LM writes it (``askfirst.serve.streaming``).
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import dspy
+from dspy.streaming import StatusMessage, StreamResponse
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -26,6 +30,7 @@ from askfirst.cancellation import SETTING as CANCEL_SETTING
 from askfirst.cancellation import Cancelled, acquire
 from askfirst.programs.common.conversation import ConversationError, to_turns
 from askfirst.serve.schema import ChatCompletionRequest
+from askfirst.serve.streaming import StageMessages, remaining_text, reply_listeners
 
 MAX_REQUEST_BYTES = 256 * 1024
 DISCONNECT_POLL_SECONDS = 0.25
@@ -49,17 +54,39 @@ class Variant:
     serialise: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def _context(self, cancel: threading.Event):
+        return dspy.context(lm=self.lm, adapter=self.adapter, track_usage=True, **{CANCEL_SETTING: cancel})
+
+    def _runnable(self) -> dspy.Module:
+        return OneAtATime(self.program, self.lock) if self.serialise else self.program
+
     def answer(self, turns: list[dict], cancel: threading.Event | None = None) -> dspy.Prediction:
         """The program's reply; with ``cancel`` set (the client left, the server stops) it stops at its next LM call."""
-        cancel = cancel or threading.Event()
-        with dspy.context(lm=self.lm, adapter=self.adapter, track_usage=True, **{CANCEL_SETTING: cancel}):
-            if not self.serialise:
-                return self.program(conversation=turns)
-            acquire(self.lock)  # a request queued behind another gives up when it is cancelled
-            try:
-                return self.program(conversation=turns)
-            finally:
-                self.lock.release()
+        with self._context(cancel or threading.Event()):
+            return self._runnable()(conversation=turns)
+
+    async def stream(self, turns: list[dict], cancel: threading.Event) -> AsyncIterator:
+        """``dspy.streamify``'s items for the reply: stage messages, the responder's text as it is written, then the
+        reply (a ``dspy.Prediction``). The program runs in a worker thread; ``cancel`` stops it as ``answer`` does."""
+        streamer = dspy.streamify(self._runnable(), status_message_provider=StageMessages(), stream_listeners=reply_listeners(self.program))
+        with self._context(cancel):
+            async for item in streamer(conversation=turns):
+                yield item
+
+
+class OneAtATime(dspy.Module):
+    """Runs ``program`` holding ``lock``; a request queued behind another gives up when it is cancelled."""
+
+    def __init__(self, program: dspy.Module, lock: threading.Lock):
+        super().__init__()
+        self.program, self.lock = program, lock
+
+    def forward(self, **inputs):
+        acquire(self.lock)
+        try:
+            return self.program(**inputs)
+        finally:
+            self.lock.release()
 
 
 async def read_bounded_body(request: Request, limit: int) -> bytes:
@@ -121,17 +148,38 @@ def _completion(model: str, pred: dspy.Prediction) -> dict:
     }
 
 
-def _chunks(model: str, pred: dspy.Prediction):
+async def _chunks(model: str, variant: Variant, turns: list[dict]):
+    """The reply as server-sent chunks: stage events, the text as it is written, then the closing chunk with the
+    route, citations and token usage. A client that leaves mid-stream cancels the program's work."""
     base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
     def event(delta: dict, finish: str | None = None, **extra) -> str:
         return "data: " + json.dumps(base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]} | extra) + "\n\n"
 
+    cancel, streamed, pred = threading.Event(), "", None
     yield event({"role": "assistant", "content": ""})
-    words = pred.answer.split(" ")
-    for i, word in enumerate(words):
-        yield event({"content": word if i == len(words) - 1 else word + " "})
-    yield event({}, "stop", askfirst=_askfirst_field(pred))
+    try:
+        async for item in variant.stream(turns, cancel):
+            if isinstance(item, StatusMessage):
+                yield event({}, askfirst={"event": json.loads(item.message)})
+            elif isinstance(item, StreamResponse) and item.chunk:
+                streamed += item.chunk
+                yield event({"content": item.chunk})
+            elif isinstance(item, dspy.Prediction):
+                pred = item
+    except Cancelled:
+        return
+    except Exception as exc:  # noqa: BLE001 - the headers are sent: the failure is the stream's last chunk
+        logger.exception("streamed request failed")
+        yield event({}, "stop", askfirst={"route": "error", "error": f"{type(exc).__name__}: {exc}"})
+        yield "data: [DONE]\n\n"
+        return
+    finally:
+        cancel.set()  # after the reply this stops nothing; a client gone mid-stream stops the work at its next step
+    if rest := remaining_text(streamed, pred.answer):
+        yield event({"content": rest})
+    extra = {} if pred.answer.startswith(streamed) else {"answer": pred.answer}
+    yield event({}, "stop", askfirst=_askfirst_field(pred) | extra, usage=_usage(pred))
     yield "data: [DONE]\n\n"
 
 
@@ -172,6 +220,8 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
             to_turns(turns)
         except ConversationError as exc:
             raise HTTPException(400, str(exc)) from None
+        if req.stream:
+            return StreamingResponse(_chunks(req.model, variants[req.model], turns), media_type="text/event-stream")
         from starlette.concurrency import run_in_threadpool
 
         cancel = threading.Event()
@@ -193,8 +243,6 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
             logger.exception("request failed")
             return JSONResponse(status_code=500, content={"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"},
                                                           "askfirst": {"route": "error"}})
-        if req.stream:
-            return StreamingResponse(_chunks(req.model, pred), media_type="text/event-stream")
         return _completion(req.model, pred)
 
     return app
