@@ -69,11 +69,24 @@ def gate_table(rows: list[dict], *, candidates=DEFAULT_CANDIDATES) -> list[dict]
     return table
 
 
+def separation(rows: list[dict]) -> float | None:
+    """How well the signal tells ANSWERABLE from UNANSWERABLE questions: the probability that an ANSWERABLE one has
+    the higher top cosine (ROC AUC, ties counting half); ``None`` without both classes."""
+    from scipy.stats import mannwhitneyu
+
+    answerable = [r["top_cosine"] for r in rows if r["answerability"] == "ANSWERABLE"]
+    unanswerable = [r["top_cosine"] for r in rows if r["answerability"] == "UNANSWERABLE"]
+    if not answerable or not unanswerable:
+        return None
+    return float(mannwhitneyu(answerable, unanswerable).statistic) / (len(answerable) * len(unanswerable))
+
+
 def choose_threshold(rows: list[dict], *, max_answerable_rate: float, candidates=DEFAULT_CANDIDATES) -> dict:
-    """``{"threshold", "table", "n"}``: the highest candidate refusing at most ``max_answerable_rate`` of the questions
-    that should be answered (``threshold`` is ``None`` when even the lowest refuses more)."""
+    """``{"threshold", "table", "n", "auc"}``: the highest candidate refusing at most ``max_answerable_rate`` of the
+    questions that should be answered (``threshold`` is ``None`` when even the lowest refuses more), and the signal's
+    ``separation``."""
     if not rows:
         raise RuntimeError("no question's signal could be measured; see the warnings above")
     table = gate_table(rows, candidates=candidates)
     within = [r["threshold"] for r in table if r["should_answer"] <= max_answerable_rate]
-    return {"threshold": max(within) if within else None, "table": table, "n": len(rows)}
+    return {"threshold": max(within) if within else None, "table": table, "n": len(rows), "auc": separation(rows)}

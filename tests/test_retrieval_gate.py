@@ -46,6 +46,7 @@ def test_the_highest_threshold_within_the_refusal_budget_is_chosen():
     assert by_t[0.31]["should_answer"] == pytest.approx(0.2) and by_t[0.31]["UNANSWERABLE"] == pytest.approx(1 / 3)
     assert by_t[0.51]["should_answer"] == pytest.approx(0.4) and by_t[0.51]["UNANSWERABLE"] == pytest.approx(2 / 3)
     assert result["threshold"] == 0.5 and result["n"] == 8  # 0.5 still lets the 0.50 through: 1 of 5 refused
+    assert result["auc"] == pytest.approx(12 / 15)  # of the 15 (answerable, unanswerable) pairs, 12 are ordered right
     assert choose_threshold(rows, max_answerable_rate=0.0, candidates=(0.31, 0.5))["threshold"] is None
 
 

@@ -107,7 +107,8 @@ def _tune_gate(cfg, program, questions, run_dir: Path, *, max_answerable_rate: f
         tracker.log_metrics({"best_min_top_cosine": result["threshold"] if result["threshold"] is not None else -1.0})
         tracker.log_artifact(run_dir / "gate.json")
     classes = [k for k in result["table"][0] if k not in ("threshold", "should_answer")]
-    table = Table(title=f"Share of each class the retrieval gate refuses ({result['n']} questions)")
+    auc = f"; ANSWERABLE vs UNANSWERABLE AUC {result['auc']:.2f}" if result["auc"] is not None else ""
+    table = Table(title=f"Share of each class the retrieval gate refuses ({result['n']} questions{auc})")
     for col in ("min_top_cosine", "should answer", *classes):
         table.add_column(col)
     for row in result["table"][::5]:
