@@ -147,6 +147,24 @@ def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_close
     assert reply.escalated and reply.route == "idk" and reply.gated and reply.top_cosine == 0.30
 
 
+def test_a_question_still_unsure_after_escalation_is_debated_and_an_accepted_aggregate_answers(schema_lm):
+    aggregate = {"answer": "The lab fee is EUR 85 [fees-lab].", "is_unknown": False, "converged": True, "confidence": 0.8}
+    script = scripted(asked_about=UNANSWERABLE, is_unknown=aggregate, answer={"answer": "EUR 85"})
+    reply, program, _, lm = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.debate=true", "mafrag.debate_agents=2",
+                                script=script)
+    assert reply.route == "answer" and reply.answer == aggregate["answer"] and reply.citations == ["fees-lab"]
+    assert reply.escalated and reply.debate == {"rounds": 2, "confidence": 0.8, "unknown": False, "accepted": True}  # settled in round 2
+    assert {"debate.agent", "debate.aggregate"} <= {n for n, _ in program.named_predictors()}
+    unknown = scripted(asked_about=UNANSWERABLE, is_unknown=aggregate | {"answer": "unknown", "is_unknown": True}, answer={"answer": "unknown"})
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.debate=true", script=unknown)
+    assert reply.route == "idk" and reply.debate["accepted"] is False
+    low = scripted(asked_about=UNANSWERABLE, is_unknown=aggregate | {"confidence": 0.5}, answer={"answer": "EUR 85"})
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.debate=true", "mafrag.debate_rounds=1", script=low)
+    assert reply.route == "idk" and reply.debate == {"rounds": 1, "confidence": 0.5, "unknown": False, "accepted": False}  # below 0.65
+    reply, program, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "idk" and reply.debate is None and not any(n.startswith("debate.") for n, _ in program.named_predictors())
+
+
 def test_the_stages_are_the_notes_programs_modules_composed_through_the_registry(schema_lm):
     _, program, _, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off")
     names = {n for n, _ in program.named_predictors()}

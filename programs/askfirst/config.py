@@ -33,4 +33,8 @@ class AskfirstConfig(ConfigSection):
         "it the question is UNANSWERABLE without the assessment call (then escalation may retrieve again). null: off. The value is "
         "corpus- and embedder-specific: `askfirst tune-threshold --signal top-cosine` sets it on a training half.")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
+    debate: bool = Field(False, description="MAF-RAG's debate as the last escalation: an 'I don't know' or partial route still unsure after "
+                         "escalation (P(answerable) below escalate_below) is debated by agents on the top evidence passages (the `mafrag` "
+                         "section's debate_agents, debate_rounds, debate_accept); an accepted aggregate is the answer. Off by default: "
+                         "up to (agents + 1) x rounds more LM calls per such question.")
     escalate_below: float = Field(0.6, ge=0, le=1, description="Escalate an 'I don't know' or partial route whose P(answerable) is below this.")

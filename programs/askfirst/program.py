@@ -58,16 +58,20 @@ class AskFirstProgram(dspy.Module):
        by the passage that gives it, citing it (ASQA-style benchmarks).
     6. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
        ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (the gate then takes
-       the better of the two queries' top cosines).
+       the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
+       MAF-RAG's debate (agents on the top evidence passages, an aggregator; the ``mafrag`` section's settings): an
+       accepted aggregate is the answer, citing the passages it brackets.
     7. The responders, with citations.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``key_terms`` (what is asked about, its
     words no retrieved passage contains, and the label the check overruled), ``probability_source``, ``ambiguity``
-    (what each signal said and the per-passage answers), ``escalated``.
+    (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence, unknown,
+    accepted; when it ran).
     """
 
-    def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, retries: int = 2):
+    def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
+                 retries: int = 2):
         super().__init__()
         self.resources = Resources.of(resources)
         self.config, self.program_config, self.retries = config, program, retries
@@ -78,6 +82,7 @@ class AskFirstProgram(dspy.Module):
         self.assess = dspy.Predict(AssessEvidence)
         self.passage_answers = dspy.Predict(PassageAnswers) if config.ambiguity in ("divergence", "both", "either") else None
         self.expand = dspy.Predict(ExpandQuery) if config.escalation else None
+        self.debate, self.debate_settings = debate, debate_settings
         self.responders = notes.responders
 
     def forward(self, conversation) -> Reply:
@@ -86,7 +91,7 @@ class AskFirstProgram(dspy.Module):
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings,
                        "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "key_terms": {}, "probability_source": None, "ambiguity": {},
-                                  "escalated": False}}
+                                  "escalated": False, "debate": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -115,9 +120,16 @@ class AskFirstProgram(dspy.Module):
                              confidence=state["confidence"], **self._shared(state), **extras)
             if options is not None and self.config.mode == "ask_first":  # readings unnamed: the clarification responder finds them
                 route = "clarify"
-        if self.expand is not None and route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below:
+        if self.expand is not None and self._unsure(route, state):
             route = self._escalate(query, history, state, route)
+        if self.debate is not None and self._unsure(route, state):
+            debated = self._debated(query, state)
+            if debated is not None:
+                return debated
         return self._respond(route, question, history, state)
+
+    def _unsure(self, route: str, state: dict) -> bool:
+        return route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below
 
     def search_query(self, question: str, history: str) -> str:
         """The query the program searches with: ``question`` made standalone when there is history and the stage is on."""
@@ -256,6 +268,20 @@ class AskFirstProgram(dspy.Module):
         state.update(before)  # the first assessment stands, with what it recorded
         state["extras"].update(before_extras)
         return route
+
+    def _debated(self, query: str, state: dict) -> Reply | None:
+        """MAF-RAG's debate on the top evidence passages: the aggregate as the answer when it is known and its
+        confidence reaches ``debate_accept``; ``None`` (the route stands) otherwise."""
+        agents = state["evidence"][: self.debate_settings.debate_agents]
+        if not agents:
+            return None
+        result = self.debate(query, agents)
+        accepted = not result.unknown and result.confidence >= self.debate_settings.debate_accept
+        state["extras"]["debate"] = {"rounds": result.rounds, "confidence": result.confidence, "unknown": result.unknown, "accepted": accepted}
+        if not accepted:
+            return None
+        return Reply(route="answer", answer=result.answer, citations=result.citations(agents), label=state["label"],
+                     confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state), **state["extras"])
 
     def _respond(self, route: str, question: str, history: str, state: dict) -> Reply:
         passages_text = format_passages(state["evidence"], max_chars=self.program_config.passage_chars)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import dspy
 
 from askfirst.programs.common.conversation import format_passages
+from askfirst.programs.common.responders import clean_citations
 from askfirst.programs.common.robust import call_predictor
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.mafrag import AggregateDebate, DebateAgentAnswer
+
+
+_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 
 @dataclass(frozen=True)
@@ -19,6 +24,10 @@ class DebateResult:
     confidence: float
     rounds: int
     converged: bool
+
+    def citations(self, passages: list[Passage]) -> list[str]:
+        """The ids of ``passages`` the aggregate cites in brackets (the agents' answers carry their passage's id)."""
+        return clean_citations(_BRACKETED.findall(self.answer), [p.passage_id for p in passages])
 
 
 def _settled(previous: str, current: str) -> bool:

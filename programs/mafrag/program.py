@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 
 import dspy
 
 from askfirst.config import ProgramConfig
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.conversation import format_passages, question_and_history
-from askfirst.programs.common.responders import Responders, clean_citations
+from askfirst.programs.common.responders import Responders
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.programs.common.routes import IDK_MESSAGE
 from askfirst.programs.mafrag.config import MafragConfig
@@ -19,7 +18,6 @@ from askfirst.programs.mafrag.fallback import load_fallback
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.mafrag import ExpandQuery
 
-_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 
 class MAFRAGProgram(dspy.Module):
@@ -89,8 +87,7 @@ class MAFRAGProgram(dspy.Module):
             phases["debate"] = result.confidence
             state["debate_rounds"] = result.rounds
             if not result.unknown and result.confidence >= c.debate_accept:
-                cited = clean_citations(_BRACKETED.findall(result.answer), [p.passage_id for p in agents])
-                return Reply(route="answer", answer=result.answer, citations=cited, evidence=agents, ranking=state["ranking"],
+                return Reply(route="answer", answer=result.answer, citations=result.citations(agents), evidence=agents, ranking=state["ranking"],
                              queries=state["queries"], warnings=state["warnings"], **self._extras(state, "debate"))
 
         if self.fallback is not None:
