@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -88,6 +88,30 @@ def append_record(handle: IO[str], record: dict) -> None:
     """Append one record as one line and flush it, so a finished item survives an interruption."""
     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     handle.flush()
+
+
+def each_resumably(examples, measure: Callable[[object], dict], *, checkpoint: Path | None, what: str) -> dict[str, dict]:
+    """``{id: record}`` for ``examples``: ``{"id": …} | measure(example)``, each appended to ``checkpoint`` (a JSONL file)
+    as it is done. Examples already there are not measured again; one whose ``measure`` raised is recorded with its
+    error (``what`` names the job in the warning), left for the caller to skip, and tried again on the next run."""
+    done = read_checkpoint(checkpoint, key="id") if checkpoint else {}
+    out = checkpoint.open("a", encoding="utf-8") if checkpoint else None
+    try:
+        for example in examples:
+            if example.id in done and "error" not in done[example.id]:
+                continue
+            try:
+                line = {"id": example.id, **measure(example)}
+            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the run
+                logger.warning("%s: question %s failed: %s", what, example.id, exc)
+                line = {"id": example.id, "error": f"{type(exc).__name__}: {exc}"}
+            done[example.id] = line
+            if out is not None:
+                append_record(out, line)
+    finally:
+        if out is not None:
+            out.close()
+    return done
 
 
 def read_json(path: str | Path, *, what: str = "file") -> object:

@@ -9,17 +9,15 @@ answers, the measure the issue's target is set in ("I don't know" on fewer than 
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import dspy
 
-from askfirst.datasets.jsonl import append_record, read_checkpoint
+from askfirst.datasets.jsonl import each_resumably
 from askfirst.programs.common.conversation import question_and_history
 
 DEFAULT_CANDIDATES = tuple(round(0.2 + i * 0.01, 2) for i in range(51))
 SHOULD_ANSWER = ("ANSWERABLE", "PARTIAL")
-logger = logging.getLogger(__name__)
 
 
 def gate_signal(program, example) -> dict:
@@ -34,23 +32,7 @@ def gate_signal(program, example) -> dict:
 def collect_signals(program, examples: list[dspy.Example], *, checkpoint: Path | None = None) -> list[dict]:
     """Every question's signal, appended to ``checkpoint`` as it is done (a rerun measures only the rest; a question
     that failed is recorded with its error and tried again)."""
-    done = read_checkpoint(checkpoint, key="id") if checkpoint else {}
-    out = checkpoint.open("a", encoding="utf-8") if checkpoint else None
-    try:
-        for example in examples:
-            if example.id in done and "error" not in done[example.id]:
-                continue
-            try:
-                line = {"id": example.id, **gate_signal(program, example)}
-            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the tuning
-                logger.warning("gate tuning: question %s failed: %s", example.id, exc)
-                line = {"id": example.id, "error": f"{type(exc).__name__}: {exc}"}
-            done[example.id] = line
-            if out is not None:
-                append_record(out, line)
-    finally:
-        if out is not None:
-            out.close()
+    done = each_resumably(examples, lambda example: gate_signal(program, example), checkpoint=checkpoint, what="gate tuning")
     return [done[e.id] for e in examples if e.id in done and "error" not in done[e.id] and done[e.id]["top_cosine"] is not None]
 
 

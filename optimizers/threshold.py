@@ -8,12 +8,11 @@ once; every candidate threshold is then scored without further LM calls.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import dspy
 
-from askfirst.datasets.jsonl import append_record, read_checkpoint
+from askfirst.datasets.jsonl import each_resumably
 
 from askfirst.programs.common.answerability import p_answerable
 from askfirst.evaluation.mtrag_judges import aggregate_hm, judge_reply
@@ -21,7 +20,6 @@ from askfirst.programs.common.routes import IDK_MESSAGE
 
 DEFAULT_CANDIDATES = tuple(round(i * 0.05, 2) for i in range(21))
 JUDGED = ("fixed", "answer", "idk")
-logger = logging.getLogger(__name__)
 
 
 def _question_row(program, example, judges) -> dict:
@@ -49,24 +47,11 @@ def tune_threshold(program, valset: list[dspy.Example], judges, *, candidates=DE
     they are done, a rerun judges only the rest, and a question that fails is recorded with its error, left
     out of the table and tried again on the next run.
     """
-    done = read_checkpoint(checkpoint, key="id") if checkpoint else {}
-    out = checkpoint.open("a", encoding="utf-8") if checkpoint else None
-    try:
-        for example in valset:
-            if example.id in done and "error" not in done[example.id]:
-                continue
-            try:
-                row = _question_row(program, example, judges)
-                line = {"id": example.id} | {k: (dict(v.items()) if k in JUDGED else v) for k, v in row.items()}
-            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the tuning
-                logger.warning("tuning: question %s failed: %s", example.id, exc)
-                line = {"id": example.id, "error": f"{type(exc).__name__}: {exc}"}
-            done[example.id] = line
-            if out is not None:
-                append_record(out, line)
-    finally:
-        if out is not None:
-            out.close()
+    def judged(example) -> dict:
+        row = _question_row(program, example, judges)
+        return {k: (dict(v.items()) if k in JUDGED else v) for k, v in row.items()}
+
+    done = each_resumably(valset, judged, checkpoint=checkpoint, what="tuning")
     rows = [{k: (dspy.Prediction(**v) if k in JUDGED else v) for k, v in done[e.id].items() if k != "id"}
             for e in valset if e.id in done and "error" not in done[e.id]]
     if not rows:

@@ -141,28 +141,31 @@ def test_a_failing_program_is_a_json_error_and_the_server_keeps_serving(retrieve
         assert _post(url, OK_BODY).status_code == 200
 
 
+class SlowSteps(dspy.Module):
+    """``steps`` LM steps, each 0.1 s on ``SlowEngine``: seconds of work unless the request is cancelled."""
+
+    def __init__(self, steps: int):
+        super().__init__()
+        self.steps = steps
+        self.step = dspy.Predict("question -> answer")
+
+    def forward(self, conversation):
+        from askfirst.programs.common.robust import call_predictor
+
+        for _ in range(self.steps):
+            out = call_predictor(self.step, "slow", retries=0, question=conversation[-1]["content"])
+        return dspy.Prediction(route="answer", answer=out.answer, citations=[], evidence=[])
+
+
+class SlowEngine(SchemaFollowingEngine):
+    def complete(self, request):
+        time.sleep(0.1)
+        return super().complete(request)
+
+
 def test_a_client_that_disconnects_cancels_its_work_and_frees_the_lm(retriever, schema_lm):
-    from askfirst.programs.common.robust import call_predictor
-
-    class SlowSteps(dspy.Module):
-        """Forty slow LM steps: minutes of work unless the request is cancelled."""
-
-        def __init__(self):
-            super().__init__()
-            self.step = dspy.Predict("question -> answer")
-
-        def forward(self, conversation):
-            for _ in range(40):
-                out = call_predictor(self.step, "slow", retries=0, question=conversation[-1]["content"])
-            return dspy.Prediction(route="answer", answer=out.answer, citations=[], evidence=[])
-
-    class SlowEngine(type(schema_lm().engine)):
-        def complete(self, request):
-            time.sleep(0.1)
-            return super().complete(request)
-
     engine = SlowEngine({})
-    slow = Variant(SlowSteps(), dspy.LM("test/slow", engine=engine, cache=False), dspy.JSONAdapter())
+    slow = Variant(SlowSteps(40), dspy.LM("test/slow", engine=engine, cache=False), dspy.JSONAdapter())
     for url in _serve(create_app({"slow": slow, "askfirst": _variant(retriever, schema_lm)})):
         with pytest.raises(httpx.TimeoutException):
             _post_with(url, OK_BODY.replace(b'"askfirst"', b'"slow"'), timeout=0.5)  # the client gives up and disconnects
@@ -258,28 +261,11 @@ def test_the_reply_field_is_decoded_as_it_arrives_in_pieces_of_any_size(size):
     assert sum(p.is_last_chunk for p in pieces if p is not None) == 2
 
 
-def test_a_client_that_leaves_a_stream_while_it_waits_for_the_lm_is_never_run(schema_lm):
+def test_a_client_that_leaves_a_stream_while_it_waits_for_the_lm_is_never_run():
     """The local LM answers one request at a time; a streamed request queued behind another gives up when its client
     leaves, instead of running once the LM is free."""
-    from askfirst.programs.common.robust import call_predictor
-
-    class SlowSteps(dspy.Module):
-        def __init__(self):
-            super().__init__()
-            self.step = dspy.Predict("question -> answer")
-
-        def forward(self, conversation):
-            for _ in range(15):
-                call_predictor(self.step, "slow", retries=0, question=conversation[-1]["content"])
-            return dspy.Prediction(route="answer", answer="done", citations=[], evidence=[])
-
-    class SlowEngine(SchemaFollowingEngine):
-        def complete(self, request):
-            time.sleep(0.1)
-            return super().complete(request)
-
     engine = SlowEngine({})
-    slow = Variant(SlowSteps(), dspy.LM("test/slow", engine=engine, cache=False), dspy.JSONAdapter())
+    slow = Variant(SlowSteps(15), dspy.LM("test/slow", engine=engine, cache=False), dspy.JSONAdapter())
     for url in _serve(create_app({"slow": slow})):
         body = {"model": "slow", "messages": [{"role": "user", "content": "Lab fee?"}]}
         first = threading.Thread(target=httpx.post, args=(f"{url}/chat/completions",), kwargs={"json": body, "timeout": 30})
