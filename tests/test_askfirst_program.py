@@ -183,6 +183,14 @@ def test_divergence_needs_two_documents_and_two_answers():
     assert divergent_options([(a, "EUR 85"), (b, "EUR 60")], "How much is the fee?") == ["Laboratory fee", "Registration fee"]
 
 
+def test_untitled_documents_are_offered_by_their_opening_words_not_their_ids():
+    P = PASSAGES[0].__class__
+    tour = P("p-e58f", "p-e58f", "", "Beyonce's world tour opened in Sunrise, Florida, and travelled on to Europe in the summer.")
+    tardis = P("p-b828", "p-b828", "", "The TARDIS landed in London.")
+    assert divergent_options([(tour, "Europe"), (tardis, "London")], "Where did it go next?") == [
+        "Beyonce's world tour opened in Sunrise, Florida, and …", "The TARDIS landed in London."]
+
+
 def test_an_unanswerable_assessment_is_never_asked_about(schema_lm):
     """Passages that answer other questions diverge without the question having readings (the demo's u01, u02)."""
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE))

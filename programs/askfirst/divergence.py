@@ -12,6 +12,15 @@ from askfirst.retrieval.chunking import Passage
 _COMMON = frozenset("of for and in on to with by per what which who how when where is are".split())
 
 
+def reading_name(passage: Passage, *, words: int = 8) -> str:
+    """What a clarifying question calls the reading a document gives: its title, else the opening words of the passage
+    (a corpus of untitled paragraphs, such as SQuAD's, would otherwise offer its opaque document ids)."""
+    if (passage.title or "").strip():
+        return passage.title
+    opening = passage.text.split()
+    return " ".join(opening[:words]) + (" …" if len(opening) > words else "") if opening else passage.doc_id
+
+
 def clarifying_question(options: list[str]) -> str:
     return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
 
@@ -49,4 +58,4 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "")
             others = set().union(*(_words(o.title) for o in docs if o.doc_id != doc.doc_id))
             if (_words(doc.title) - others) & content:
                 return []
-    return list(dict.fromkeys(p.title or p.doc_id for p in docs))
+    return list(dict.fromkeys(reading_name(p) for p in docs))

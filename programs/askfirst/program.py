@@ -6,7 +6,7 @@ import dspy
 
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options
+from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, reading_name
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_probability, label_scoring_config, route_for
@@ -238,7 +238,7 @@ class AskFirstProgram(dspy.Module):
         (``None`` when the readings are not documents of the evidence: the detector's aspects are answered as usual)."""
         readings = []
         for passage, answer in state["candidates"]:
-            title = passage.title or passage.doc_id
+            title = reading_name(passage)
             if title in state["extras"]["ambiguity"].get("options", []) and title not in {t for t, _, _ in readings}:
                 readings.append((title, answer.strip(), passage.passage_id))
         if not readings:
