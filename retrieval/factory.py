@@ -36,7 +36,7 @@ def collection_name(config: AskFirstConfig) -> str:
 
 
 def store_path(config: AskFirstConfig) -> Path:
-    """The embedded store's folder: ``retriever.qdrant_path``, else ``runs/qdrant`` (or ``runs/qdrant-edge``)."""
+    """The embedded store's folder: ``retriever.qdrant_path``, else ``runs/qdrant-edge`` (``runs/qdrant`` for qdrant-client)."""
     r = config.retriever
     return Path(r.qdrant_path) if r.qdrant_path else config.runs_path / ("qdrant-edge" if r.embedded == "qdrant-edge" else "qdrant")
 

@@ -5,8 +5,9 @@
 - ``bm25s``: an on-disk bm25s index beside the store, memory-mapped, rebuilt when the collection changed.
 - ``rank_bm25``: rank-bm25 in memory, rebuilt from every passage on each open (small corpora).
 
-``auto`` takes ``qdrant`` where an index answers the sparse vectors (a server, or the qdrant-edge embedded store) and
-``bm25s`` for qdrant-client's embedded local mode (measured in bench/RESULTS.md).
+``auto`` takes the store's ``lexical_default``: ``qdrant`` on a server (its inverted index answers the sparse vectors) and
+``bm25s`` in both embedded stores (qdrant-client's local mode would score every point in Python; on qdrant-edge bm25s
+ranked a little better; measured in bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class QdrantSparse:
 
 
 def resolve_lexical(kind: LexicalKind, store) -> str:
-    return ("qdrant" if getattr(store, "sparse_indexed", False) else "bm25s") if kind == "auto" else kind
+    return getattr(store, "lexical_default", "bm25s") if kind == "auto" else kind
 
 
 def open_lexical(kind: LexicalKind, store, *, folder: Path, say=None):

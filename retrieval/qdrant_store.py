@@ -75,7 +75,8 @@ class PassageStore:
         self._owns_client = client is None
         self._rebuild_old_layout = rebuild_old_layout
         self.rebuilt_old_layout = False
-        self.sparse_indexed = bool(url)  # a server's inverted index answers BM25; local mode would score every point
+        # ``retriever.lexical=auto``: a server's inverted index answers BM25; local mode would score every point in Python
+        self.lexical_default = "qdrant" if url else "bm25s"
         try:
             if client is not None:
                 self.client = client
@@ -201,7 +202,7 @@ class PassageStore:
     def sibling(self, collection: str) -> PassageStore:
         """Another collection in the same Qdrant store, on this store's client (local mode allows one client per folder)."""
         store = PassageStore(collection=collection, dim=self.dim, client=self.client, rebuild_old_layout=self._rebuild_old_layout)
-        store.location, store.sparse_indexed = self.location, self.sparse_indexed
+        store.location, store.lexical_default = self.location, self.lexical_default
         return store
 
     def close(self) -> None:

@@ -86,7 +86,7 @@ def test_an_index_of_the_old_layout_blocks_and_names_the_rebuild(tmp_path):
 
     from askfirst.retrieval.qdrant_store import PassageStore
 
-    config = load_config(overrides=[f"runs_dir={tmp_path}"])
+    config = load_config(overrides=[f"runs_dir={tmp_path}", "retriever.embedded=qdrant-client"])  # the store old layouts were in
     assert {c.what: c for c in diagnose(config)}["index (Qdrant)"].ok  # no index yet: created on first use
     client = QdrantClient(path=str(tmp_path / "qdrant"))
     client.create_collection("demo", vectors_config=models.VectorParams(size=384, distance=models.Distance.COSINE))

@@ -1,4 +1,5 @@
-"""The embedded store on qdrant-edge-py (``retriever.embedded=qdrant-edge``): the real engine on the demo corpus.
+"""The default embedded store, on qdrant-edge-py (``retriever.embedded=qdrant-edge``): the real engine on the demo corpus,
+against qdrant-client's local mode.
 
 Incremental builds, resuming after an interruption and persistence are tests/test_index_and_retrieval.py's, run on
 both embedded engines."""
@@ -12,31 +13,30 @@ from askfirst.config import load_config
 from askfirst.datasets.corpus import Document
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.indexer import build_index
-from askfirst.retrieval.qdrant_store import StoreError
-
-pytest.importorskip("qdrant_edge", reason="qdrant-edge-py is in the dev extra: pip install 'askfirst[edge]'")
-from askfirst.retrieval.edge_store import EdgeStore  # noqa: E402
+from askfirst.retrieval.edge_store import EdgeStore
+from askfirst.retrieval.qdrant_store import PassageStore, StoreError
 
 
 @pytest.fixture(scope="module")
-def edge_index(tmp_path_factory):
+def client_index(tmp_path_factory):
     from askfirst.retrieval.factory import index_corpus, open_retriever, open_store
 
-    config = load_config(overrides=[f"runs_dir={tmp_path_factory.mktemp('runs')}", "retriever.embedded=qdrant-edge"])
+    config = load_config(overrides=[f"runs_dir={tmp_path_factory.mktemp('runs')}", "retriever.embedded=qdrant-client"])
     store = open_store(config)
     report = index_corpus(config, store)
     yield config, store, open_retriever(config, store), report
     store.close()
 
 
-def test_the_demo_index_searches_like_the_default_store(edge_index, demo_index):
-    config, store, retriever, report = edge_index
+def test_the_default_store_searches_the_demo_like_qdrant_clients_local_mode(demo_index, client_index):
+    config, store, retriever, report = demo_index
     assert isinstance(store, EdgeStore) and store.location.endswith("qdrant-edge")
     assert report.added == report.passages == store.count() == len(retriever) >= 30
-    assert type(retriever.lexical).__name__ == "QdrantSparse"  # auto: the engine's inverted index answers BM25
-    _, _, default, _ = demo_index
+    assert type(retriever.lexical).__name__ == "Bm25sIndex"  # auto: bm25s, as in qdrant-client's local mode
+    _, client_store, client, _ = client_index
+    assert isinstance(client_store, PassageStore)
     for query in ("How much is the laboratory fee?", "prerequisite for CS 201 Data Structures", "Birchwood Hall single room price"):
-        mine, theirs = retriever.search(query, 3), default.search(query, 3)
+        mine, theirs = retriever.search(query, 3), client.search(query, 3)
         assert mine[0].passage == theirs[0].passage  # same passages, same tokenizer and embedder: the same top hit
     assert [pid for pid, _ in store.sparse_search("late registration fee", 3)][0] == "fees-late-registration"
     assert store.texts()["fees-lab"] and store.sparse_search("zzzz qqqq", 3) == []
@@ -64,11 +64,11 @@ def test_an_empty_collection_searches_to_nothing(tmp_path):
     store.close()
 
 
-def test_concurrent_searches_give_the_sequential_results(edge_index):
+def test_concurrent_searches_give_the_sequential_results(demo_index):
     """eval.threads > 1 searches one store from several threads (DSPy's ParallelExecutor)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    _, _, retriever, _ = edge_index
+    _, _, retriever, _ = demo_index
     queries = ["lab fee", "Birchwood Hall rent", "CS 201 prerequisite", "late registration", "merit scholarship", "parking"] * 4
     sequential = [[h.passage.passage_id for h in retriever.search(q, 5)] for q in queries]
     with ThreadPoolExecutor(8) as pool:

@@ -9,6 +9,7 @@ from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import build_index
 from askfirst.retrieval.lexical import open_lexical
 from askfirst.retrieval.chunking import chunk_corpus
+from askfirst.retrieval.edge_store import EdgeStore
 from askfirst.retrieval.qdrant_store import PassageStore, StoreError, average_length
 
 
@@ -60,14 +61,7 @@ def test_search_many_and_tool(demo_index):
     assert len(out) == 2 and out[0].startswith("[fees-")
 
 
-def _edge_store(**kwargs):
-    pytest.importorskip("qdrant_edge", reason="qdrant-edge-py is in the dev extra: pip install 'askfirst[edge]'")
-    from askfirst.retrieval.edge_store import EdgeStore
-
-    return EdgeStore(**kwargs)
-
-
-@pytest.mark.parametrize("open_store", [PassageStore, _edge_store], ids=["qdrant-client", "qdrant-edge"])
+@pytest.mark.parametrize("open_store", [PassageStore, EdgeStore], ids=["qdrant-client", "qdrant-edge"])
 def test_incremental_update_and_resume_after_interruption(tmp_path, open_store):
     docs = load_corpus("demo")[:12]
     embedder = get_embedder("all-MiniLM-L6-v2")
@@ -135,7 +129,7 @@ def test_opening_a_retriever_reads_no_passage(demo_index, tmp_path, monkeypatch)
 
     config, store, _, _ = demo_index
     open_retriever(config, store)  # builds the bm25s index if the fixture's run has not
-    monkeypatch.setattr(PassageStore, "iter_passages", lambda self: pytest.fail("read every passage"))
+    monkeypatch.setattr(type(store), "iter_passages", lambda self: pytest.fail("read every passage"))
     for lexical in ("bm25s", "qdrant"):
         retriever = open_retriever(config.model_copy(update={"retriever": config.retriever.model_copy(update={"lexical": lexical})}), store)
         assert retriever.search("laboratory fee", 2)[0].passage.passage_id == "fees-lab"
