@@ -44,7 +44,7 @@ class EdgeStore:
     lexical_default = "bm25s"
     rebuilt_old_layout = False  # this layout is the only one an edge store has had
 
-    def __init__(self, *, collection: str, dim: int, path: str | Path, rebuild_old_layout: bool = False, _lock=None):
+    def __init__(self, *, collection: str, dim: int, path: str | Path, rebuild_old_layout: bool = False, _lock=None, _open=None):
         qe = _edge()
         self.collection, self.dim = collection, dim
         self.root = Path(path)
@@ -53,6 +53,9 @@ class EdgeStore:
         self._rebuild_old_layout = rebuild_old_layout
         self._lock = _lock or self._take_lock()
         self._owns_lock = _lock is None
+        # The shards open in this folder, by collection: a shard's write-ahead log admits one opener, so a sibling asked
+        # for twice (URASys's FAQ collection, by the program and by a caller) is the same object.
+        self._open = _open if _open is not None else {}
         self._meta_path = self.root / f"{collection}.json"
         folder = self.root / collection
         if folder.is_dir() and any(folder.iterdir()) and self._meta_path.is_file():
@@ -68,6 +71,7 @@ class EdgeStore:
             self.shard = qe.EdgeShard.create(str(folder), config)
             self._write_metadata({"layout": LAYOUT, "dim": dim, "bm25_k1": K1, "bm25_b": B, "revision": uuid.uuid4().hex})
         self._qe = qe
+        self._open[collection] = self
 
     def _take_lock(self):
         handle = (self.root / ".askfirst.lock").open("w")
@@ -165,10 +169,20 @@ class EdgeStore:
         return [(pid, s) for pid, s in self._query(self._qe.SparseVector(indices=vector.indices, values=vector.values), SPARSE, k) if s > 0]
 
     def sibling(self, collection: str) -> EdgeStore:
-        """Another collection in the same store folder (under this store's lock)."""
-        return EdgeStore(collection=collection, dim=self.dim, path=self.root, rebuild_old_layout=self._rebuild_old_layout, _lock=self._lock)
+        """Another collection in the same store folder (under this store's lock); the open one if it is open."""
+        if collection in self._open:
+            return self._open[collection]
+        return EdgeStore(collection=collection, dim=self.dim, path=self.root, rebuild_old_layout=self._rebuild_old_layout,
+                         _lock=self._lock, _open=self._open)
 
     def close(self) -> None:
+        """Close this shard; the store that took the folder's lock also closes its open siblings, then releases it."""
+        if self._open.get(self.collection) is not self:
+            return  # closed already
+        del self._open[self.collection]
         self.shard.flush()
         self.shard.close()
+        if self._owns_lock:
+            for sibling in list(self._open.values()):
+                sibling.close()
         self._release()

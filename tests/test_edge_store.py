@@ -74,3 +74,14 @@ def test_concurrent_searches_give_the_sequential_results(demo_index):
     with ThreadPoolExecutor(8) as pool:
         concurrent = list(pool.map(lambda q: [h.passage.passage_id for h in retriever.search(q, 5)], queries))
     assert concurrent == sequential
+
+
+def test_a_sibling_asked_for_twice_is_one_open_shard_and_closes_with_its_store(tmp_path):
+    """A shard's write-ahead log admits one opener: URASys's FAQ collection is opened by the program and by callers."""
+    store = EdgeStore(collection="docs", dim=8, path=tmp_path / "e")
+    faq = store.sibling("docs_faq")
+    assert store.sibling("docs_faq") is faq and faq.sibling("docs") is store
+    store.close()  # closes the sibling and releases the folder's lock
+    again = EdgeStore(collection="docs_faq", dim=8, path=tmp_path / "e")
+    assert again.count() == 0
+    again.close()
