@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dspy
 
-from askfirst.datasets.jsonl import append_record, read_checkpoint
+from askfirst.datasets.jsonl import append_record, each_resumably, read_checkpoint
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.programs.base import Reply
 from askfirst.run_dir import write_atomic
@@ -152,22 +152,16 @@ def judge_records(examples: list[dspy.Example], records: list[dict], judges, pas
     """
     from askfirst.evaluation.mtrag_judges import aggregate_hm, judge_reply
 
-    path = run_dir / "hm.jsonl"
-    done = read_checkpoint(path, key="id")
-    with path.open("a", encoding="utf-8") as out:
-        for example, rec in zip(examples, records, strict=True):
-            if example.id in done and "error" not in done[example.id]:
-                continue
-            try:
-                row = judge_reply(judges, example, rec["answer"], [passage_text[p] for p in rec["retrieved"] if p in passage_text])
-                line = {"id": example.id, "idk": row.idk, "clarification": row.clarification, "raw": row.raw,
-                        "conditioned": row.conditioned, "conditioned_2026_01": row.get("conditioned_2026_01"), "hm": row.hm,
-                        "similarity": row.get("similarity"), "rb_agg_parts": row.get("rb_agg_parts")}
-            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the judging
-                logger.warning("judging %s failed: %s", example.id, exc)
-                line = {"id": example.id, "error": f"{type(exc).__name__}: {exc}"}
-            append_record(out, line)
-            done[example.id] = line
+    by_id = {example.id: rec for example, rec in zip(examples, records, strict=True)}
+
+    def judged(example) -> dict:
+        rec = by_id[example.id]
+        row = judge_reply(judges, example, rec["answer"], [passage_text[p] for p in rec["retrieved"] if p in passage_text])
+        return {"idk": row.idk, "clarification": row.clarification, "raw": row.raw, "conditioned": row.conditioned,
+                "conditioned_2026_01": row.get("conditioned_2026_01"), "hm": row.hm, "similarity": row.get("similarity"),
+                "rb_agg_parts": row.get("rb_agg_parts")}
+
+    done = each_resumably(examples, judged, checkpoint=run_dir / "hm.jsonl", what="judging")
     rows = [done[e.id] for e in examples if e.id in done and "error" not in done[e.id]]
     summary = aggregate_hm([dspy.Prediction(**r) for r in rows]) if rows else {"HM": None}
     return summary | {"n_judge_failed": len(examples) - len(rows)}
