@@ -28,6 +28,10 @@ class LabelScoringEngine(SchemaFollowingEngine):
     scores_labels = True
     supported_params = frozenset({"temperature", "max_tokens", "response_format", "logprobs"})
 
+    def __init__(self, scripted=None, *, logprobs: dict[str, float] = LABEL_LOGPROBS):
+        super().__init__(scripted)
+        self.logprobs = logprobs
+
     def complete(self, request):
         from dspy._vendor.lm15.types import TokenLogprob, TopLogprob
 
@@ -35,8 +39,9 @@ class LabelScoringEngine(SchemaFollowingEngine):
         self.asked_for_logprobs = request.config.logprobs is not None
         if not self.asked_for_logprobs:
             return response
-        top = tuple(TopLogprob(token=k, logprob=v) for k, v in LABEL_LOGPROBS.items())
-        entry = TokenLogprob(token="ANSWERABLE", logprob=LABEL_LOGPROBS["ANSWERABLE"], top=top)
+        top = tuple(TopLogprob(token=k, logprob=v) for k, v in self.logprobs.items())
+        first = next(iter(self.logprobs))
+        entry = TokenLogprob(token=first, logprob=self.logprobs[first], top=top)
         return response.__class__(id=response.id, model=response.model, message=response.message, finish_reason=response.finish_reason,
                                   usage=response.usage, logprobs=(entry,))
 
@@ -59,3 +64,55 @@ def test_no_distribution_without_an_entry_for_every_label():
     assert label_distribution(dspy.Prediction(label="ANSWERABLE"), ["ANSWERABLE", "PARTIAL"]) is None
     partial = {"content": [{"token": "ANSWERABLE", "logprob": -0.1, "top_logprobs": [{"token": "ANSWERABLE", "logprob": -0.1}]}]}
     assert label_distribution(dspy.Prediction(logprobs=partial), ["ANSWERABLE", "PARTIAL"]) is None
+
+
+class ByteModel:
+    """A stand-in for ``llama_cpp.Llama`` over a vocabulary of byte strings: it "believes" one text, giving the next byte
+    of that text a logit of 4 and every other token 0, and its KV cache is ``input_ids[:n_tokens]``."""
+
+    def __init__(self, vocab: list[bytes], belief: bytes):
+        self.vocab, self.belief = vocab, belief
+        self.input_ids, self.n_tokens = [], 0
+
+    def n_vocab(self) -> int:
+        return len(self.vocab)
+
+    def detokenize(self, tokens) -> bytes:
+        return b"".join(self.vocab[t] for t in tokens)
+
+    def tokenize(self, text: bytes, add_bos=False, special=False) -> list[int]:
+        return [self.vocab.index(bytes([b])) for b in text]  # one byte per token, as a fresh continuation is tokenised
+
+    def eval(self, tokens) -> None:
+        self.input_ids = self.input_ids[:self.n_tokens] + list(tokens)
+        self.n_tokens = len(self.input_ids)
+
+    def logits(self):
+        import numpy as np
+
+        seen = self.detokenize(self.input_ids[:self.n_tokens])
+        logits = np.zeros(len(self.vocab))
+        if self.belief.startswith(seen) and len(seen) < len(self.belief):
+            logits[self.vocab.index(self.belief[len(seen):len(seen) + 1])] = 4.0
+        return logits
+
+
+def test_each_value_is_scored_from_the_last_token_before_it_also_after_a_split_character():
+    from askfirst.lm.label_scoring import ValueScorer
+
+    reply = '{"note": "café", "label": "ANSWERABLE"}'
+    pieces = [b'{"note": "caf', b"\xc3", b'\xa9", "label', b'": "AN', b"SWERABLE", b'"}']  # "é" split over two tokens
+    vocab = [bytes([b]) for b in range(256)] + pieces
+    belief = '{"note": "café", "label": "PARTIAL"'.encode()
+    model = ByteModel(vocab, belief)
+    model.eval([256 + i for i in range(len(pieces))])
+    scorer = ValueScorer(model)
+    scorer._last_logits = model.logits
+    scores = scorer.score(prompt_tokens=0, reply=reply, offset=value_offset(reply, "label"), values=["ANSWERABLE", "PARTIAL"])
+    # From '{"note": "café", "label' on, the believed '": "PARTIAL"' is 12 tokens, each at log(e^4 / (e^4 + 261)) ...
+    believed = math.log(math.exp(4) / (math.exp(4) + len(vocab) - 1))
+    assert scores["PARTIAL"] == pytest.approx(12 * believed)
+    # ... and '": "ANSWERABLE"' shares its first 4, leaves the belief at "A" (log(1 / (e^4 + 261))), then has none:
+    # 10 more tokens at log(1 / 262).
+    off = math.log(1 / (math.exp(4) + len(vocab) - 1))
+    assert scores["ANSWERABLE"] == pytest.approx(4 * believed + off + 10 * math.log(1 / len(vocab)))

@@ -12,6 +12,7 @@ a few values at the one position that matters costs a handful of single-token de
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 
@@ -68,12 +69,15 @@ class ValueScorer:
         generated = [int(t) for t in llama.input_ids[prompt_tokens:llama.n_tokens]]
         # The last whole token that ends at or before the value's start; the characters after it (a quote a token may
         # have merged with the value's first letters) are scored as part of each continuation.
-        boundary, chars = 0, 0
-        for i in range(1, len(generated) + 1):
-            text = llama.detokenize(generated[:i]).decode("utf-8", errors="ignore")
-            if len(text) > offset:
+        # Byte-level BPE (Qwen's): the reply's bytes are its tokens' bytes in order, so one incremental decode counts the
+        # characters each token prefix ends at (a token ending mid-character adds none until the character completes).
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        boundary, chars, length = 0, 0, 0
+        for i, token in enumerate(generated, start=1):
+            length += len(decoder.decode(llama.detokenize([token])))
+            if length > offset:
                 break
-            boundary, chars = i, len(text)
+            boundary, chars = i, length
         if boundary == 0:
             raise ValueError("the label's position is not among the generated tokens")
         lead = reply[chars:offset]
