@@ -4,12 +4,8 @@ give it different answers; those documents' titles are the readings a clarifying
 from __future__ import annotations
 
 from askfirst.evaluation.answer_metrics import normalize_answer
-from askfirst.programs.askfirst.key_terms import QUANTITY_WORDS, stem
-from askfirst.retrieval.bm25 import tokenize
+from askfirst.programs.askfirst.key_terms import content_stems
 from askfirst.retrieval.chunking import Passage
-
-# Words too general to pick out a document (the question words and the corpus's generic nouns are stopwords enough).
-_COMMON = frozenset("of for and in on to with by per what which who how when where is are".split())
 
 
 def reading_name(passage: Passage, *, words: int = 8) -> str:
@@ -23,10 +19,6 @@ def reading_name(passage: Passage, *, words: int = 8) -> str:
 
 def clarifying_question(options: list[str]) -> str:
     return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
-
-
-def _words(text: str) -> set[str]:
-    return {stem(w) for w in normalize_answer(text).split() if w not in _COMMON}
 
 
 def divergent_options(candidates: list[tuple[Passage, str]], question: str = "") -> list[str]:
@@ -52,10 +44,10 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "")
     if len(first_doc) < 2:
         return []
     docs = list(first_doc.values())
-    content = {stem(t) for t in tokenize(question) if t not in QUANTITY_WORDS}
+    content = content_stems(question)
     if len(content) > 1:
         for doc in docs:
-            others = set().union(*(_words(o.title) for o in docs if o.doc_id != doc.doc_id))
-            if (_words(doc.title) - others) & content:
+            others = set().union(*(content_stems(o.title) for o in docs if o.doc_id != doc.doc_id))
+            if (content_stems(doc.title) - others) & content:
                 return []
     return list(dict.fromkeys(reading_name(p) for p in docs))

@@ -29,6 +29,11 @@ def _porter():
     return PorterStemmer()
 
 
+def content_stems(text: str) -> set[str]:
+    """The stems of ``text``'s content words: BM25's tokens (lower-cased, stopwords dropped) without quantity words."""
+    return {stem(t) for t in tokenize(text) if t not in QUANTITY_WORDS}
+
+
 def unmatched_terms(text: str, passages: list[Passage]) -> list[str]:
     """The content words of ``text`` (BM25's tokens: lower-cased, stopwords and quantity words dropped) that appear in
     no passage's title or text, once each, in order."""
