@@ -1,4 +1,7 @@
-"""The composed askfirst program's own steps: a standalone question, the evidence assessment, and per-passage answers."""
+"""The composed askfirst program's own steps: a standalone question, the unnamed-referent check, the evidence assessment,
+and per-passage answers."""
+
+from typing import Literal
 
 import dspy
 
@@ -14,6 +17,25 @@ class StandaloneQuestion(dspy.Signature):
     conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first")
     question: str = dspy.InputField(desc="The user's latest question")
     standalone_question: str = dspy.OutputField(desc="One self-contained question")
+
+
+ReferentLabel = Literal["SPECIFIC", "UNDERSPECIFIED"]
+
+
+class UnnamedReferent(dspy.Signature):
+    """Decide whether the user's latest question says which thing it asks about.
+
+    UNDERSPECIFIED: it asks about one particular thing but names it only by its kind ("the fee", "this course",
+    "the actor", "the hurricane", "this language"), and neither the question nor the earlier turns say which one,
+    so several things of that kind could be meant. SPECIFIC: it names the thing ("Hurricane Katrina", "the lab fee
+    for CHEM 101L"), or the earlier turns name it and the question refers back to it ("it", "that course", "the
+    second one"), or it asks about the kind in general ("how do hurricanes form?"). First write the unnamed thing,
+    or "none", then the label."""
+
+    conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first")
+    question: str = dspy.InputField(desc="The user's latest question")
+    unnamed: str = dspy.OutputField(desc="The thing the question refers to by its kind only, a few words, or 'none'")
+    label: ReferentLabel = dspy.OutputField()
 
 
 class AssessEvidence(ClassifyAnswerability):

@@ -1,5 +1,7 @@
 """The composed askfirst program on a scripted LM: every stage and switch."""
 
+import math
+
 import dspy
 import pytest
 
@@ -10,6 +12,7 @@ from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import PASSAGES, ListRetriever
+from tests.test_label_probability import LabelScoringEngine
 
 FEE_ANSWERS = {"fees-lab": "EUR 85", "fees-registration": "EUR 60"}
 
@@ -67,6 +70,44 @@ def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=No
     lm = schema_lm(script or scripted())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         return program(conversation=question), program, retriever, lm
+
+
+def referent(label: str, unnamed: str = "fee") -> dict:
+    """The unnamed-referent check's reply."""
+    return {"unnamed": unnamed if label == "UNDERSPECIFIED" else "none", "label": label}
+
+
+def test_a_question_naming_its_thing_only_by_kind_is_asked_which_before_any_assessment(schema_lm):
+    assessed = []
+    script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE, unnamed=referent("UNDERSPECIFIED"))
+    reply, program, _, _ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=off", "askfirst.referent_check=true", script=script)
+    assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.answer == "Which fee do you mean?"
+    assert reply.options == ["lab", "registration"] and assessed == []  # the clarification responder's, no assessment call
+    assert reply.referent == {"unnamed": "fee", "label": "UNDERSPECIFIED", "p_underspecified": 1.0, "source": "generated", "flagged": True}
+    reply, *_ = run(schema_lm, "How much is the lab fee?", "askfirst.ambiguity=off", "askfirst.referent_check=true",
+                    script=scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE, unnamed=referent("SPECIFIC")))
+    assert reply.route == "answer" and not reply.referent["flagged"] and len(assessed) == 1
+    reply, program, _, _ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.referent is None and "referent" not in {n.split(".")[0] for n, _ in program.named_predictors()}
+
+
+@pytest.mark.parametrize(("threshold", "flagged"), [(0.25, True), (0.5, False)])
+def test_with_a_threshold_the_labels_probability_decides_not_the_label_written(threshold, flagged):
+    config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "askfirst.ambiguity=off", "askfirst.referent_check=true",
+                                    f"askfirst.referent_threshold={threshold}"])
+    dense = QueryCosines({})
+    program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", config)
+    engine = LabelScoringEngine(scripted(unnamed=referent("SPECIFIC")), logprobs={"SPECIFIC": math.log(0.7), "UNDERSPECIFIED": math.log(0.3)})
+    with dspy.context(lm=dspy.LM("test/scoring", engine=engine, cache=False), adapter=dspy.JSONAdapter()):
+        reply = program(conversation="How much is the fee?")
+    assert reply.referent["source"] == "logprobs" and reply.referent["p_underspecified"] == pytest.approx(0.3)
+    assert reply.referent["flagged"] is flagged and reply.route == ("clarify" if flagged else "answer")
+
+
+def test_answering_every_reading_is_not_cut_short_by_the_referent_check(schema_lm):
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", "askfirst.referent_check=true",
+                    script=scripted(unnamed=referent("UNDERSPECIFIED")))
+    assert reply.route == "answer" and reply.referent["flagged"] and reply.citations == ["fees-lab", "fees-registration"]
 
 
 def test_diverging_evidence_asks_first_naming_the_documents(schema_lm):

@@ -1,5 +1,5 @@
-"""``askfirst tune-threshold``: the abstention threshold tuned against the IDK-conditioned HM, or the askfirst program's
-retrieval gate tuned on answerability labels."""
+"""``askfirst tune-threshold``: the abstention threshold tuned against the IDK-conditioned HM, or one of the askfirst
+program's gates (the retrieval gate, the unnamed-referent check) tuned on answerability labels."""
 
 from __future__ import annotations
 
@@ -19,16 +19,17 @@ def tune_threshold_(
     questions: Annotated[str | None, typer.Option(help="Question set; its validation half (by conversation) is used.")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions before splitting.")] = None,
     resume: Annotated[Path | None, typer.Option(help="An interrupted tune-threshold run folder: questions judged there are not judged again.")] = None,
-    signal: Annotated[Literal["hm", "top-cosine"], typer.Option(
+    signal: Annotated[Literal["hm", "top-cosine", "referent"], typer.Option(
         help="hm: program.answer_threshold against the IDK-conditioned HM (judged replies); top-cosine: the askfirst "
-             "program's retrieval gate (askfirst.min_top_cosine) from the questions' answerability labels, no judges.")] = "hm",
+             "program's retrieval gate (askfirst.min_top_cosine); referent: its unnamed-referent check "
+             "(askfirst.referent_threshold); both from the questions' answerability labels, no judges.")] = "hm",
     split: Annotated[Literal["train", "validation", "all"], typer.Option(
         help="Which half (by conversation) to tune on; keep the other for evaluation.")] = "validation",
     max_answerable_rate: Annotated[float, typer.Option(
-        help="top-cosine: the largest share of ANSWERABLE / PARTIAL questions the gate may refuse.")] = 0.10,
+        help="top-cosine, referent: the largest share of ANSWERABLE / PARTIAL questions the gate may flag.")] = 0.10,
 ) -> None:
     """Tune the abstention threshold (program.answer_threshold) against the IDK-conditioned HM, or with --signal
-    top-cosine the askfirst program's retrieval gate, on one half of the questions (the validation half by default)."""
+    top-cosine / referent one of the askfirst program's gates, on one half of the questions (the validation half by default)."""
     from rich.table import Table
 
     from askfirst.cli.render import _fmt, console
@@ -46,11 +47,11 @@ def tune_threshold_(
     if resume:
         if config or set_ or questions or limit:
             raise ConfigError(f"--resume continues {resume} with its saved config.yaml; --config, --set, --questions and --limit cannot change it")
-        cfg = load_config(resume / "config.yaml", overrides=[_UNSET[signal]])
+        cfg = load_config(resume / "config.yaml", overrides=_UNSET[signal])
     else:
-        cfg = resolve(config, set_, [*data_overrides(questions, limit), _UNSET[signal]])
-    if signal == "top-cosine" and cfg.program.kind != "askfirst":
-        raise ConfigError(f"--signal top-cosine tunes the askfirst program's retrieval gate; program.kind is {cfg.program.kind!r}")
+        cfg = resolve(config, set_, [*data_overrides(questions, limit), *_UNSET[signal]])
+    if signal != "hm" and cfg.program.kind != "askfirst":
+        raise ConfigError(f"--signal {signal} tunes a gate of the askfirst program; program.kind is {cfg.program.kind!r}")
     if program:
         program_state_path(program)
     val = configured_questions(cfg, split=split)
@@ -60,8 +61,8 @@ def tune_threshold_(
     try:
         if program:
             load_compiled(session.program, program)
-        if signal == "top-cosine":
-            return _tune_gate(cfg, session.program, val, run_dir, max_answerable_rate=max_answerable_rate)
+        if signal != "hm":
+            return _tune_gate(cfg, session.program, val, run_dir, signal=signal, max_answerable_rate=max_answerable_rate)
         with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "tune-threshold"}) as tracker:
             result = tune_threshold(session.program, val, build_judges(cfg, session.retriever.embedder),
                                     checkpoint=run_dir / "threshold_rows.jsonl")
@@ -84,37 +85,40 @@ def tune_threshold_(
     console.print(f"best threshold {result['threshold']} (HM {result['HM']:.3f}); config with it: {run_dir / 'config.yaml'}")
 
 
-_UNSET = {"hm": "program.answer_threshold=null", "top-cosine": "askfirst.min_top_cosine=null"}
+# Each tuning starts from its setting unset (the check it tunes switched on).
+_UNSET = {"hm": ["program.answer_threshold=null"], "top-cosine": ["askfirst.min_top_cosine=null"],
+          "referent": ["askfirst.referent_check=true", "askfirst.referent_threshold=null"]}
 
 
-def _tune_gate(cfg, program, questions, run_dir: Path, *, max_answerable_rate: float) -> None:
-    """The retrieval gate's table and threshold, saved as ``gate.json`` and a ``config.yaml`` that sets it."""
+def _tune_gate(cfg, program, questions, run_dir: Path, *, signal: str, max_answerable_rate: float) -> None:
+    """A gate's table and threshold, saved as ``gate.json`` and a ``config.yaml`` that sets it."""
     from rich.table import Table
 
     from askfirst.cli.render import _fmt, console
     from askfirst.config import save_resolved
-    from askfirst.optimizers.retrieval_gate import choose_threshold, collect_signals
+    from askfirst.optimizers.gate_tuning import SIGNALS, choose_threshold, collect_signals
     from askfirst.run_dir import write_atomic
     from askfirst.tracking import tracked_run
 
-    with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "tune-threshold", "askfirst.signal": "top-cosine"}) as tracker:
-        rows = collect_signals(program, questions, checkpoint=run_dir / "gate_rows.jsonl")
-        result = choose_threshold(rows, max_answerable_rate=max_answerable_rate) | {"max_answerable_rate": max_answerable_rate}
+    gate = SIGNALS[signal]
+    with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "tune-threshold", "askfirst.signal": signal}) as tracker:
+        rows = collect_signals(program, questions, signal=gate, checkpoint=run_dir / "gate_rows.jsonl")
+        result = choose_threshold(rows, max_answerable_rate=max_answerable_rate, signal=gate) | {"max_answerable_rate": max_answerable_rate}
         tuned = cfg.model_copy(deep=True)
-        tuned.askfirst.min_top_cosine = result["threshold"]
+        setattr(tuned.askfirst, gate.setting, result["threshold"])
         save_resolved(tuned, run_dir)
         write_atomic(run_dir / "gate.json", json.dumps(result, indent=2))
-        tracker.log_metrics({"best_min_top_cosine": result["threshold"] if result["threshold"] is not None else -1.0})
+        tracker.log_metrics({f"best_{gate.setting}": result["threshold"] if result["threshold"] is not None else -1.0})
         tracker.log_artifact(run_dir / "gate.json")
     classes = [k for k in result["table"][0] if k not in ("threshold", "should_answer")]
-    auc = f"; ANSWERABLE vs UNANSWERABLE AUC {result['auc']:.2f}" if result["auc"] is not None else ""
-    table = Table(title=f"Share of each class the retrieval gate refuses ({result['n']} questions{auc})")
-    for col in ("min_top_cosine", "should answer", *classes):
+    auc = f"; {gate.target} vs ANSWERABLE AUC {result['auc']:.2f}" if result["auc"] is not None else ""
+    table = Table(title=f"Share of each class the gate askfirst.{gate.setting} flags ({result['n']} questions{auc})")
+    for col in (gate.setting, "should answer", *classes):
         table.add_column(col)
     for row in result["table"][::5]:
         table.add_row(_fmt(row["threshold"]), _fmt(row["should_answer"]), *(_fmt(row[c]) for c in classes))
     console.print(table)
     chosen = result["threshold"]
-    console.print(f"gate askfirst.min_top_cosine={chosen} (refuses at most {max_answerable_rate:.0%} of the questions to answer); "
+    console.print(f"gate askfirst.{gate.setting}={chosen} (flags at most {max_answerable_rate:.0%} of the questions to answer); "
                   f"config with it: {run_dir / 'config.yaml'}" if chosen is not None else
-                  f"no threshold refuses at most {max_answerable_rate:.0%} of the questions to answer: keep the gate off")
+                  f"no threshold flags at most {max_answerable_rate:.0%} of the questions to answer: keep the gate off")

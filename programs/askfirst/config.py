@@ -20,6 +20,14 @@ class AskfirstConfig(ConfigSection):
         "divergence", description="When to ask first: CLARION's detector (grounded in the top passages) says ambiguous, the evidence "
         "diverges (two or more passages from different documents give different answers), both, or either. Divergence is the default: "
         "the offline 1.5B detector called every demo question ambiguous (measured on a01-a04).")
+    referent_check: bool = Field(
+        False, description="Ask first when the question names what it asks about only by its kind ('the fee', 'the actor') and the "
+        "conversation does not say which (MTRAG-UN's UNDERSPECIFIED tasks): one call on the answer LM before the assessment; a "
+        "flagged question gets the clarification responder, which names the readings the evidence holds.")
+    referent_threshold: float | None = Field(
+        None, ge=0, le=1, description="Flag a question when P(UNDERSPECIFIED) from the check's label log-probabilities reaches this; "
+        "null: follow the label the LM writes (also the fallback where the LM gives no log-probabilities). `askfirst "
+        "tune-threshold --signal referent` sets it on a training half.")
     divergence_passages: int = Field(4, ge=2, le=8, description="Documents the evidence assessment reads (the evidence, then the next passages "
                                      "of the ranking from other documents), each answering the question on its own: the input of divergence.")
     key_terms: int = Field(2, ge=0, le=10, description="The key-term check (MAF-RAG's KeyMatch as a check): a question with at least this "

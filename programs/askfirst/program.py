@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import dspy
 
 from askfirst.config import ProgramConfig
@@ -9,11 +11,11 @@ from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, reading_name
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.base import Reply, Resources
-from askfirst.programs.common.answerability import label_probability, label_scoring_config, route_for
+from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, question_and_history
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
-from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, StandaloneQuestion
+from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, ReferentLabel, StandaloneQuestion, UnnamedReferent
 from askfirst.signatures.clarion import AnalyzeAmbiguity
 from askfirst.signatures.mafrag import ExpandQuery
 from askfirst.signatures.r2rag import RouteComplexity
@@ -45,26 +47,32 @@ class AskFirstProgram(dspy.Module):
        On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
        not (bench/RESULTS.md); the threshold is corpus- and embedder-specific, hence ``askfirst tune-threshold
        --signal top-cosine``.
-    4. Evidence assessment: one call on the answer LM reads the evidence and the next passages from other documents
+    4. Unnamed referent (``referent_check``, off by default): one call on the answer LM asks whether the question
+       names what it asks about only by its kind ("the fee", "the actor") with no earlier turn saying which; the
+       label's log-probabilities give P(UNDERSPECIFIED), flagged at ``referent_threshold`` (``askfirst tune-threshold
+       --signal referent``). A flagged question skips the assessment: the clarification responder asks which one,
+       naming the readings the evidence holds. It reads the original question and the conversation, not the
+       standalone rewrite, which may have filled the gap with a guess.
+    5. Evidence assessment: one call on the answer LM reads the evidence and the next passages from other documents
        (``divergence_passages`` documents in all), copies the answering sentences, labels answerability (ANSWERABLE /
        PARTIAL / UNDERSPECIFIED / UNANSWERABLE) and names what the question asks about. With ``key_terms`` (N), a
        question with N or more asked-about words that no retrieved passage contains is UNANSWERABLE (MAF-RAG's
        KeyMatch as a check). The route follows the label and ``program.answer_threshold``.
-    5. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
+    6. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
        documents' titles are the options) and/or CLARION's detector grounded in the passages. In ``ask_first`` mode
        an ambiguous question gets a clarifying question naming them; in ``answer_all`` mode each reading is answered
        by the passage that gives it, citing it (ASQA-style benchmarks).
-    6. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
+    7. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
        ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (the gate then takes
        the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
        MAF-RAG's debate (agents on the top evidence passages, an aggregator; the ``mafrag`` section's settings): an
        accepted aggregate is the answer, citing the passages it brackets.
-    7. The responders, with citations.
+    8. The responders, with citations.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``top_cosine`` (the gate's signal, recorded
-    whether or not the gate is on), ``gated`` (the gate decided the label), ``key_terms`` (what is asked about, its
+    whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``key_terms`` (what is asked about, its
     words no retrieved passage contains, and the label the check overruled), ``probability_source``, ``ambiguity``
     (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence, unknown,
     accepted; when it ran).
@@ -78,6 +86,7 @@ class AskFirstProgram(dspy.Module):
         self.rewrite = dspy.Predict(StandaloneQuestion) if config.standalone else None
         self.router = dspy.Predict(RouteComplexity) if config.complexity_router == "lm" else None
         self.retrieval, self.reranker = notes.retrieval, notes.reranker
+        self.referent = dspy.Predict(UnnamedReferent) if config.referent_check else None
         self.detect = dspy.Predict(AnalyzeAmbiguity) if config.ambiguity in ("detector", "both", "either") else None
         self.assess = dspy.Predict(AssessEvidence)
         self.passage_answers = dspy.Predict(PassageAnswers) if config.ambiguity in ("divergence", "both", "either") else None
@@ -90,7 +99,7 @@ class AskFirstProgram(dspy.Module):
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings,
-                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "key_terms": {}, "probability_source": None, "ambiguity": {},
+                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "key_terms": {}, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None}}
         try:
             return self._answer(question, history, state)
@@ -104,6 +113,11 @@ class AskFirstProgram(dspy.Module):
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
         extras["top_cosine"] = self.top_cosine(query)
+        if self.referent is not None and state["evidence"]:
+            extras["referent"] = self.referent_signal(question, history)
+            if extras["referent"]["flagged"] and self.config.mode == "ask_first":  # answer_all: the readings are answered below
+                state["label"], state["confidence"] = "UNDERSPECIFIED", extras["referent"]["p_underspecified"]
+                return self._respond("clarify", question, history, state)
         route = self._assess(query, history, state, state["evidence"], top_cosine=extras["top_cosine"])
         if route == "clarify" and self.config.mode == "answer_all":  # nothing is asked in answer_all mode
             route = "answer"
@@ -142,6 +156,20 @@ class AskFirstProgram(dspy.Module):
         """The retrieval gate's signal: the best dense cosine of ``query`` over the collection (``None`` without a dense index)."""
         hits = self.resources.dense(query, 1)
         return hits[0][1] if hits else None
+
+    def referent_signal(self, question: str, history: str) -> dict:
+        """The unnamed-referent check on the user's own question and the conversation: ``{"unnamed", "label",
+        "p_underspecified", "source", "flagged"}``. P(UNDERSPECIFIED) comes from the label's log-probabilities where the
+        LM measures them (else 1 or 0 from the label written); with ``referent_threshold`` set it decides, else the label."""
+        config = label_scoring_config(self.referent, enabled=self.program_config.label_logprobs)
+        out = call_predictor(self.referent, "askfirst_referent", retries=self.retries, config=config, conversation_history=history,
+                             question=question)
+        dist = label_distribution(out, get_args(ReferentLabel))
+        p_under = dist["UNDERSPECIFIED"] if dist else float(out.label == "UNDERSPECIFIED")
+        threshold = self.config.referent_threshold
+        flagged = out.label == "UNDERSPECIFIED" if threshold is None or dist is None else p_under >= threshold
+        return {"unnamed": str(out.unnamed or "").strip(), "label": out.label, "p_underspecified": p_under,
+                "source": "logprobs" if dist else "generated", "flagged": flagged}
 
     def _gated(self, top_cosine: float | None) -> bool:
         threshold = self.config.min_top_cosine
