@@ -77,6 +77,8 @@ class Variant:
 class OneAtATime(dspy.Module):
     """Runs ``program`` holding ``lock``; a request queued behind another gives up when it is cancelled."""
 
+    stage_name = "queued"  # what a stream reports while this waits for the lock, before the program's own stages
+
     def __init__(self, program: dspy.Module, lock: threading.Lock):
         super().__init__()
         self.program, self.lock = program, lock

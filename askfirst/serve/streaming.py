@@ -87,13 +87,14 @@ class JSONStringListener(StreamListener):
 
 
 class StageMessages(StatusMessageProvider):
-    """A JSON status message when a stage (any module but a single predictor) starts: ``{"stage": <its class>}``, and
-    for the responders also the route the program chose (before any text of the reply)."""
+    """A JSON status message when a stage (any module but a single predictor) starts: ``{"stage": <its class>}`` (or
+    its ``stage_name``: "queued" while a serialised variant waits for its LM), and for the responders also the route
+    the program chose (before any text of the reply)."""
 
     def module_start_status_message(self, instance, inputs: dict) -> str | None:
         if isinstance(instance, dspy.Predict):
             return None
-        message = {"stage": type(instance).__name__}
+        message = {"stage": getattr(instance, "stage_name", None) or type(instance).__name__}
         if isinstance(instance, Responders):
             message["route"] = (inputs.get("kwargs") or inputs).get("route")  # Module.__call__(*args, **kwargs)
         return json.dumps(message)
