@@ -137,7 +137,11 @@ def test_ambiguity_scores_cover_only_ambiguous_questions(tmp_path, schema_lm):
     assert out["str_em"] == 0.5 and out["disambig_f1"] == 0.5 and out["judge_mean"] == 3.5 and out["n_str_em"] == 1
     assert out["asks_for_info"] == 0.5 and out["n_asks_for_info"] == 2  # a direct answer to an ambiguous question scores 0
     assert lm.engine.calls == 2  # one rating, one asks-for-info check (the direct answer needs no judge)
-    assert (tmp_path / "ambiguity.jsonl").read_text().count("\n") == 3
+    lines = (tmp_path / "ambiguity.jsonl").read_text().splitlines()
+    assert len(lines) == 4 and lines[-1] == '{"id": "plain"}'  # nothing applies to it: recorded bare, not scored again
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        again = ambiguity_scores([asqa, urasys_asked, urasys_answered, plain], records, extract=None, judges=None, run_dir=tmp_path)
+    assert again == out and lm.engine.calls == 2  # resumed: every row read back, no judge called
 
 
 def test_extractor_runs_on_the_lm_and_survives_an_unparseable_reply(schema_lm):

@@ -182,24 +182,11 @@ def ambiguity_scores(examples: list[dspy.Example], records: list[dict], *, extra
     Returns:
         Means over the questions each score applies to, with their counts.
     """
-    path = run_dir / AMBIGUITY_FILE
-    done = read_checkpoint(path, key="id")
-    rows, failed = [], 0
-    with path.open("a", encoding="utf-8") as out:
-        for example, rec in zip(examples, records, strict=True):
-            if example.id in done and "error" not in done[example.id]:  # judged before an interruption
-                rows.append({k: v for k, v in done[example.id].items() if k != "id"})
-                continue
-            try:
-                row = _ambiguity_row(example, rec, extract=extract, judges=judges, passage_text=passage_text)
-            except Exception as exc:  # noqa: BLE001 - one question's failure must not end the scoring
-                logger.warning("scoring %s failed: %s", example.id, exc)
-                append_record(out, {"id": example.id, "error": f"{type(exc).__name__}: {exc}"})
-                failed += 1
-                continue
-            if row:
-                rows.append(row)
-                append_record(out, {"id": example.id} | row)
+    record = dict(zip((e.id for e in examples), records, strict=True))
+    done = each_resumably(examples, lambda e: _ambiguity_row(e, record[e.id], extract=extract, judges=judges, passage_text=passage_text),
+                          checkpoint=run_dir / AMBIGUITY_FILE, what="ambiguity scoring")
+    failed = sum("error" in done[e.id] for e in examples)
+    rows = [row for e in examples if "error" not in done[e.id] and (row := {k: v for k, v in done[e.id].items() if k != "id"})]
     keys = sorted({k for r in rows for k in r})
     summary: dict = {"n_judge_failed": failed} if failed else {}
     for key in keys:
