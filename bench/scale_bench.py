@@ -6,10 +6,13 @@ embedder that hashes the text to a seeded random unit vector. **The stand-in mak
 retrieval quality is `bench/retrieval_bench.py`'s, on MTRAG with the real embedder. Queries are 6 words drawn the
 same way.
 
-Each size is written once into a fresh embedded Qdrant folder (``--store``); then each engine runs in its own
-process, so open time and peak RSS are that engine's alone:
+Each size is written once into a fresh embedded store folder (``--store``), through askfirst's own store class for
+``--embedded`` (qdrant-edge, the default store, optimised after the writes as ``askfirst index`` does; or
+qdrant-client's local mode); then each engine runs in its own process, so open time and peak RSS are that engine's
+alone:
 
 - ``store open``: qdrant-client's embedded local mode loads every point into memory here (a server would not);
+  qdrant-edge memory-maps its shard;
 - ``lexical open``: ``retriever.lexical`` = qdrant (nothing to open), bm25s (memory-mapped; the first open builds
   it and is reported as ``build``), rank_bm25 (built from every passage);
 - query p50/p95 for BM25 alone, dense alone and the hybrid search (RRF, then the hits' passages read from Qdrant).
@@ -17,7 +20,7 @@ process, so open time and peak RSS are that engine's alone:
 ``--lexical-only N`` measures the bm25s engine alone on N passages (no Qdrant: the passages come from a generator),
 which is how the 1M point is taken on a 2-core machine where the embedded store cannot hold 1M points.
 
-    python bench/scale_bench.py --sizes 4400 100000
+    python bench/scale_bench.py --sizes 4400 100000 [--embedded qdrant-client]
     python bench/scale_bench.py --lexical-only 1000000
 
 Prints tables and writes ``runs/bench/scale-<time>.json``.
@@ -114,19 +117,35 @@ def workload(count: int, store: str | None, *, prefix: str) -> tuple[str, list[s
     return source, words, p, qs, base
 
 
-def write_store(folder: Path, n: int, words, p) -> dict:
+def open_store(folder: Path, embedded: str):
+    """askfirst's store class for ``embedded`` on ``folder`` (collection "scale")."""
+    if embedded == "qdrant-edge":
+        from askfirst.retrieval.edge_store import EdgeStore
+
+        return EdgeStore(collection="scale", dim=DIM, path=folder)
     from askfirst.retrieval.qdrant_store import PassageStore
 
+    return PassageStore(collection="scale", dim=DIM, path=folder)
+
+
+def write_store(folder: Path, n: int, words, p, embedded: str) -> dict:
     embedder = HashEmbedder()
-    store = PassageStore(collection="scale", dim=DIM, path=folder)
+    store = open_store(folder, embedded)
     start = time.perf_counter()
+    first = True
     for batch in passages(n, words, p):
+        if first:  # as askfirst's indexer does: BM25's average length from the first build (here its first batch)
+            store.fix_bm25_avg_len(batch)
+            first = False
         for i in range(0, len(batch), 1000):
             part = batch[i : i + 1000]
             store.upsert(part, embedder.embed([x.text for x in part]))
     seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    store.optimize()
+    optimise_s = time.perf_counter() - start
     store.close()
-    return {"passages": n, "write_seconds": seconds, "write_passages_per_s": n / seconds}
+    return {"passages": n, "write_seconds": seconds, "write_passages_per_s": n / seconds, "optimise_s": optimise_s}
 
 
 def rss_mb() -> float:
@@ -156,16 +175,15 @@ def timed(fn, items, budget_s: float) -> list[float]:
     return out
 
 
-def measure_engine(folder: Path, engine: str, qs: list[str], budget_s: float) -> dict:
+def measure_engine(folder: Path, engine: str, qs: list[str], budget_s: float, embedded: str) -> dict:
     """One engine over the store in ``folder`` (run in a child process)."""
     from askfirst.retrieval.bm25s_index import Bm25sIndex
     from askfirst.retrieval.hybrid import HybridRetriever
     from askfirst.retrieval.lexical import open_lexical
-    from askfirst.retrieval.qdrant_store import PassageStore
 
-    row: dict = {"engine": engine, "rss_mb_start": rss_mb()}
+    row: dict = {"engine": engine, "embedded": embedded, "rss_mb_start": rss_mb()}
     start = time.perf_counter()
-    store = PassageStore(collection="scale", dim=DIM, path=folder)
+    store = open_store(folder, embedded)
     row["store_open_s"] = time.perf_counter() - start
     row["rss_mb_store"] = rss_mb()
     bm25s_dir = folder.with_name(folder.name + "-bm25s") / "scale"
@@ -225,25 +243,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=60.0, help="seconds of queries per engine and search kind at most")
     parser.add_argument("--lexical-only", nargs="*", type=int, default=[], help="sizes at which to measure bm25s alone")
     parser.add_argument("--store", default=None, help="keep the written stores here (default: a temporary folder)")
+    parser.add_argument("--embedded", default="qdrant-edge", choices=("qdrant-edge", "qdrant-client"), help="the embedded store")
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--child", nargs=3, metavar=("FOLDER", "ENGINE", "QUERIES_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         folder, engine, qfile = args.child
-        print(json.dumps(measure_engine(Path(folder), engine, json.loads(Path(qfile).read_text()), args.budget)))
+        print(json.dumps(measure_engine(Path(folder), engine, json.loads(Path(qfile).read_text()), args.budget, args.embedded)))
         return 0
 
     source, words, p, qs, base = workload(args.queries, args.store, prefix="askfirst-scale-")
     qfile = base / "queries.json"
-    results: dict = {"vocabulary": source, "sizes": [], "lexical_only": []}
+    results: dict = {"vocabulary": source, "embedded": args.embedded, "sizes": [], "lexical_only": []}
     try:
         for n in args.sizes:
-            folder = base / f"q{n}"
-            written = write_store(folder, n, words, p) if not folder.exists() else {"passages": n, "write_passages_per_s": None}
+            folder = base / f"{args.embedded}-{n}"
+            written = write_store(folder, n, words, p, args.embedded) if not folder.exists() else {"passages": n, "write_passages_per_s": None}
             print(f"{n} passages written: {written}", flush=True)
             for engine in args.engines:
-                out = subprocess.run([sys.executable, __file__, "--budget", str(args.budget), "--child", str(folder), engine, str(qfile)],
-                                     capture_output=True, text=True, check=True)
+                out = subprocess.run([sys.executable, __file__, "--budget", str(args.budget), "--embedded", args.embedded,
+                                      "--child", str(folder), engine, str(qfile)], capture_output=True, text=True, check=True)
                 row = json.loads(out.stdout.strip().splitlines()[-1]) | {"passages": n, "write_passages_per_s": written["write_passages_per_s"]}
                 results["sizes"].append(row)
                 print(json.dumps(row), flush=True)
@@ -264,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_tables(results: dict) -> None:
     if results["sizes"]:
+        print(f"\nembedded store: {results.get('embedded', 'qdrant-client')}")
         print("\n| passages | BM25 engine | store open s | lexical open s (build s) | BM25 p50/p95 ms | dense p50/p95 ms | hybrid p50/p95 ms | RSS after open / peak MB |")
         print("|---|---|---|---|---|---|---|---|")
         for r in results["sizes"]:
