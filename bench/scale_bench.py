@@ -21,6 +21,7 @@ alone:
 which is how the 1M point is taken on a 2-core machine where the embedded store cannot hold 1M points.
 
     python bench/scale_bench.py --sizes 4400 100000 [--embedded qdrant-client]
+    python bench/scale_bench.py --sizes 1000000 --store /tmp/scale --write-only   # a long build, then measure it later
     python bench/scale_bench.py --lexical-only 1000000
 
 Prints tables and writes ``runs/bench/scale-<time>.json``.
@@ -243,10 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=60.0, help="seconds of queries per engine and search kind at most")
     parser.add_argument("--lexical-only", nargs="*", type=int, default=[], help="sizes at which to measure bm25s alone")
     parser.add_argument("--store", default=None, help="keep the written stores here (default: a temporary folder)")
+    parser.add_argument("--write-only", action="store_true", help="write the stores into --store and stop (measure them in a later run)")
     parser.add_argument("--embedded", default="qdrant-edge", choices=("qdrant-edge", "qdrant-client"), help="the embedded store")
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--child", nargs=3, metavar=("FOLDER", "ENGINE", "QUERIES_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.write_only and not args.store:
+        parser.error("--write-only keeps what it writes in --store; name one")
     if args.child:
         folder, engine, qfile = args.child
         print(json.dumps(measure_engine(Path(folder), engine, json.loads(Path(qfile).read_text()), args.budget, args.embedded)))
@@ -260,10 +264,16 @@ def main(argv: list[str] | None = None) -> int:
             folder = base / f"{args.embedded}-{n}"
             written = write_store(folder, n, words, p, args.embedded) if not folder.exists() else {"passages": n, "write_passages_per_s": None}
             print(f"{n} passages written: {written}", flush=True)
+            if args.write_only:
+                (folder / "written.json").write_text(json.dumps(written))
+                continue
+            if written["write_passages_per_s"] is None and (folder / "written.json").is_file():  # written by an earlier --write-only run
+                written = json.loads((folder / "written.json").read_text())
             for engine in args.engines:
                 out = subprocess.run([sys.executable, __file__, "--budget", str(args.budget), "--embedded", args.embedded,
                                       "--child", str(folder), engine, str(qfile)], capture_output=True, text=True, check=True)
-                row = json.loads(out.stdout.strip().splitlines()[-1]) | {"passages": n, "write_passages_per_s": written["write_passages_per_s"]}
+                row = json.loads(out.stdout.strip().splitlines()[-1]) | {"passages": n, "write_passages_per_s": written["write_passages_per_s"],
+                                                                         "optimise_s": written.get("optimise_s")}
                 results["sizes"].append(row)
                 print(json.dumps(row), flush=True)
         for n in args.lexical_only:
@@ -284,12 +294,15 @@ def main(argv: list[str] | None = None) -> int:
 def print_tables(results: dict) -> None:
     if results["sizes"]:
         print(f"\nembedded store: {results.get('embedded', 'qdrant-client')}")
-        print("\n| passages | BM25 engine | store open s | lexical open s (build s) | BM25 p50/p95 ms | dense p50/p95 ms | hybrid p50/p95 ms | RSS after open / peak MB |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("\n| passages | write p/s (optimise s) | BM25 engine | store open s | lexical open s (build s) | BM25 p50/p95 ms | dense p50/p95 ms "
+              "| hybrid p50/p95 ms | RSS after open / peak MB |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in results["sizes"]:
             build = f" ({r['bm25s_build_s']:.1f})" if "bm25s_build_s" in r else ""
             cells = " | ".join(f"{r[k]['p50_ms']:.1f} / {r[k]['p95_ms']:.1f}" + (f" (n={r[k]['n']})" if r[k]["n"] < 20 else "") for k in ("bm25", "dense", "hybrid"))
-            print(f"| {r['passages']} | {r['engine']} | {r['store_open_s']:.2f} | {r['lexical_open_s']:.2f}{build} | {cells} | {r['rss_mb_open']:.0f} / {r['rss_mb_peak']:.0f} |")
+            wrote = f"{r['write_passages_per_s']:.0f}" if r.get("write_passages_per_s") else "-"
+            wrote += f" ({r['optimise_s']:.1f})" if r.get("optimise_s") is not None else ""
+            print(f"| {r['passages']} | {wrote} | {r['engine']} | {r['store_open_s']:.2f} | {r['lexical_open_s']:.2f}{build} | {cells} | {r['rss_mb_open']:.0f} / {r['rss_mb_peak']:.0f} |")
     if results["lexical_only"]:
         print("\n| passages (bm25s alone) | build s | peak RSS while building MB | open s | index on disk MB | p50 / p95 ms |")
         print("|---|---|---|---|---|---|")
