@@ -57,8 +57,9 @@ def measure(program, example, signal: GateSignal) -> dict:
     config = program.program_config
     question, history, _ = question_and_history(example.conversation, max_question_chars=config.max_question_chars,
                                                 history_turns=config.history_turns)
-    if signal is REFERENT:
-        return {"query": question, signal.name: program.referent_signal(question, history)["p_underspecified"],
+    if signal is REFERENT:  # what the check wrote is kept beside its probability, for reading the table
+        check = program.referent_signal(question, history)
+        return {"query": question, signal.name: check["p_underspecified"], "unnamed": check["unnamed"], "label": check["label"],
                 "answerability": example.answerability}
     query = program.search_query(question, history)
     return {"query": query, signal.name: program.top_cosine(query), "answerability": example.answerability}

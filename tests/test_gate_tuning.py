@@ -65,7 +65,8 @@ def test_the_referent_signal_is_the_checks_probability_on_the_users_own_words(tm
     questions = [example("c", "UNDERSPECIFIED", "How much is the fee?"), example("a", "ANSWERABLE", "How much is the lab fee?")]
     with dspy.context(lm=dspy.LM("test/schema-following", engine=engine, cache=False), adapter=dspy.JSONAdapter()):
         rows = collect_signals(program, questions, signal=REFERENT, checkpoint=tmp_path / "rows.jsonl")
-    assert [(r["id"], r["query"], r["p_underspecified"]) for r in rows] == [("c", "How much is the fee?", 1.0), ("a", "How much is the lab fee?", 0.0)]
+    assert [(r["id"], r["query"], r["p_underspecified"], r["unnamed"]) for r in rows] == [
+        ("c", "How much is the fee?", 1.0, "fee"), ("a", "How much is the lab fee?", 0.0, "none")]
     assert engine.calls == 2 and "How much is the fee?" in seen[0]  # no rewrite: the check reads the question as asked
 
 
