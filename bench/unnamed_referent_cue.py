@@ -22,6 +22,7 @@ from askfirst.config import load_config
 from askfirst.datasets.splits import configured_questions
 
 _DEFINITE = re.compile(r"\b(this|that|these|those|the)\s+((?:[a-z][a-z\-]*\s+){0,2}?)([a-z][a-z\-]+)(?:'s)?\b", re.IGNORECASE)
+CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
 _GENERAL = frozenset("same other following first last only best most way one ones time case thing things question above below information".split())
 
 
@@ -40,11 +41,12 @@ def unnamed_referents(conversation: list[dict]) -> list[str]:
 
 
 def shares(examples) -> dict[str, tuple[int, int]]:
+    """``{class: (marked, total)}`` for each of ``CLASSES``."""
     marked, total = Counter(), Counter()
     for example in examples:
         total[example.answerability] += 1
         marked[example.answerability] += bool(unnamed_referents(example.conversation))
-    return {label: (marked[label], total[label]) for label in sorted(total)}
+    return {label: (marked[label], total[label]) for label in CLASSES}
 
 
 def main() -> None:
@@ -55,11 +57,11 @@ def main() -> None:
     halves = {"train (all tasks' training half)": configured_questions(load_config(overrides=[*base, "data.limit=null"]), split="train"),
               f"validation (first {args.limit_validation} tasks' other half)":
                   configured_questions(load_config(overrides=[*base, f"data.limit={args.limit_validation}"]), split="validation")}
-    print("| half | " + " | ".join(["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED"]) + " |")
+    print("| half | " + " | ".join(CLASSES) + " |")
     print("|---|---|---|---|---|")
     for name, examples in halves.items():
         counts = shares(examples)
-        print(f"| {name} | " + " | ".join(f"{counts[c][0]}/{counts[c][1]}" for c in ["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED"]) + " |")
+        print(f"| {name} | " + " | ".join(f"{counts[c][0]}/{counts[c][1]}" for c in CLASSES) + " |")
 
 
 if __name__ == "__main__":
