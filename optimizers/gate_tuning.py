@@ -14,6 +14,7 @@ ANSWERABLE tasks).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,16 @@ from askfirst.datasets.jsonl import each_resumably
 from askfirst.programs.common.conversation import question_and_history
 
 SHOULD_ANSWER = ("ANSWERABLE", "PARTIAL")
+
+
+def _top_cosine(program, question: str, history: str) -> dict:
+    query = program.search_query(question, history)
+    return {"query": query, "top_cosine": program.top_cosine(query)}
+
+
+def _referent(program, question: str, history: str) -> dict:
+    check = program.referent_signal(question, history)  # what the check wrote is kept beside its probability, for reading the table
+    return {"query": question, "p_underspecified": check["p_underspecified"], "unnamed": check["unnamed"], "label": check["label"]}
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,8 @@ class GateSignal:
         flags_below: True when a question below the threshold is flagged (top cosine); False when one at or above it is.
         target: The answerability class the gate is for; its AUC is against ANSWERABLE.
         candidates: The thresholds tried.
+        read: ``read(program, question, history)``: the record of one question, the signal under ``name``, measured by
+            the program's own stages.
     """
 
     name: str
@@ -42,27 +55,24 @@ class GateSignal:
     flags_below: bool
     target: str
     candidates: tuple[float, ...]
+    read: Callable[..., dict]
 
     def flags(self, value: float, threshold: float) -> bool:
         return value < threshold if self.flags_below else value >= threshold
 
 
-TOP_COSINE = GateSignal("top_cosine", "min_top_cosine", True, "UNANSWERABLE", tuple(round(0.2 + i * 0.01, 2) for i in range(51)))
-REFERENT = GateSignal("p_underspecified", "referent_threshold", False, "UNDERSPECIFIED", tuple(round(0.05 + i * 0.01, 2) for i in range(91)))
+TOP_COSINE = GateSignal("top_cosine", "min_top_cosine", True, "UNANSWERABLE", tuple(round(0.2 + i * 0.01, 2) for i in range(51)), _top_cosine)
+REFERENT = GateSignal("p_underspecified", "referent_threshold", False, "UNDERSPECIFIED", tuple(round(0.05 + i * 0.01, 2) for i in range(91)),
+                      _referent)
 SIGNALS = {"top-cosine": TOP_COSINE, "referent": REFERENT}
 
 
 def measure(program, example, signal: GateSignal) -> dict:
-    """``{"query", signal.name, "answerability"}`` for one question, from the program's own stages."""
+    """``{"query", signal.name, …, "answerability"}`` for one question."""
     config = program.program_config
     question, history, _ = question_and_history(example.conversation, max_question_chars=config.max_question_chars,
                                                 history_turns=config.history_turns)
-    if signal is REFERENT:  # what the check wrote is kept beside its probability, for reading the table
-        check = program.referent_signal(question, history)
-        return {"query": question, signal.name: check["p_underspecified"], "unnamed": check["unnamed"], "label": check["label"],
-                "answerability": example.answerability}
-    query = program.search_query(question, history)
-    return {"query": query, signal.name: program.top_cosine(query), "answerability": example.answerability}
+    return {**signal.read(program, question, history), "answerability": example.answerability}
 
 
 def collect_signals(program, examples: list[dspy.Example], *, signal: GateSignal = TOP_COSINE, checkpoint: Path | None = None) -> list[dict]:
