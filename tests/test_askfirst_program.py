@@ -9,6 +9,7 @@ from askfirst.config import load_config
 from askfirst.programs.askfirst.divergence import divergent_options
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
+from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import PASSAGES, ListRetriever
@@ -236,6 +237,34 @@ def test_an_unanswerable_assessment_is_never_asked_about(schema_lm):
     """Passages that answer other questions diverge without the question having readings (the demo's u01, u02)."""
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE))
     assert reply.route == "idk" and reply.ambiguity == {} and reply.label == "UNANSWERABLE"
+
+
+LOAN_FOLLOW_UP = [{"role": "user", "content": "Which scholarships can first-year students get?"},
+                  {"role": "assistant", "content": "The Northmoor Merit Scholarship [schol-merit]."},
+                  {"role": "user", "content": "What documentation is needed to apply for the loan?"}]
+
+
+def test_a_follow_up_naming_its_thing_only_by_kind_is_asked_about_instead_of_i_dont_know(schema_lm):
+    """MTRAG-UN's UNDERSPECIFIED follow-ups ("the loan" when no turn said which) mostly ended "I don't know"."""
+    unanswerable = scripted(asked_about=UNANSWERABLE)
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", "askfirst.referent_cue=true", script=unanswerable)
+    assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.referent_cue == ["loan"]
+    assert reply.answer == "Which fee do you mean?"  # the clarification responder's question
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=unanswerable)
+    assert reply.route == "idk" and reply.referent_cue is None  # off by default
+    first_turn = LOAN_FOLLOW_UP[-1]["content"]  # a first question's "the loan" names the loan: the assessment decides
+    reply, *_ = run(schema_lm, first_turn, "askfirst.escalation=false", "askfirst.referent_cue=true", script=unanswerable)
+    assert reply.route == "idk" and reply.referent_cue == []
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.referent_cue=true")  # an answered follow-up is not second-guessed
+    assert reply.route == "answer" and reply.referent_cue is None
+
+
+def test_the_unnamed_referent_cue_reads_the_earlier_turns_by_stem():
+    earlier = "Which scholarships can first-year students get? The Merit Scholarship."
+    assert unnamed_referents("What documentation is needed to apply for the loan?", earlier) == ["loan"]
+    assert unnamed_referents("Is the scholarship renewable?", earlier) == []  # "scholarships" named it
+    assert unnamed_referents("Who funds the Hartley grant, and is the same true of this award?", earlier) == ["award"]
+    assert unnamed_referents("What documentation is needed to apply for the loan?", "") == []  # no earlier turn
 
 
 def test_a_question_about_something_no_passage_mentions_is_unanswerable(schema_lm):

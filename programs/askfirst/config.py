@@ -28,6 +28,10 @@ class AskfirstConfig(ConfigSection):
         None, ge=0, le=1, description="Flag a question when P(UNDERSPECIFIED) from the check's label log-probabilities reaches this; "
         "null: follow the label the LM writes (also the fallback where the LM gives no log-probabilities). `askfirst "
         "tune-threshold --signal referent` sets it on a training half.")
+    referent_cue: bool = Field(
+        False, description="Ask rather than say 'I don't know' when a follow-up puts a definite determiner before a word no earlier "
+        "turn has ('the loan', 'the animal'): the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks). Lexical, "
+        "no LM call; a first question's 'the X' names X and is left to the assessment.")
     divergence_passages: int = Field(4, ge=2, le=8, description="Documents the evidence assessment reads (the evidence, then the next passages "
                                      "of the ranking from other documents), each answering the question on its own: the input of divergence.")
     key_terms: int = Field(2, ge=0, le=10, description="The key-term check (MAF-RAG's KeyMatch as a check): a question with at least this "

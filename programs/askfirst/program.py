@@ -10,6 +10,7 @@ from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, reading_name
 from askfirst.programs.askfirst.key_terms import unmatched_terms
+from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, question_and_history
@@ -69,13 +70,17 @@ class AskFirstProgram(dspy.Module):
        the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
        MAF-RAG's debate (agents on the top evidence passages, an aggregator; the ``mafrag`` section's settings): an
        accepted aggregate is the answer, citing the passages it brackets.
-    8. The responders, with citations.
+    8. Unnamed-referent cue (``referent_cue``, off by default): a follow-up still headed for "I don't know" that puts a
+       definite determiner before a word no earlier turn has ("the loan", "the animal") gets the clarification
+       responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
+    9. The responders, with citations.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``top_cosine`` (the gate's signal, recorded
-    whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``key_terms`` (what is asked about, its
-    words no retrieved passage contains, and the label the check overruled), ``probability_source``, ``ambiguity``
-    (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence, unknown,
-    accepted; when it ran).
+    whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing,
+    P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``key_terms`` (what is asked
+    about, its words no retrieved passage contains, and the label the check overruled), ``probability_source``,
+    ``ambiguity`` (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence,
+    unknown, accepted; when it ran).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
@@ -99,7 +104,7 @@ class AskFirstProgram(dspy.Module):
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings,
-                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "key_terms": {}, "probability_source": None, "ambiguity": {},
+                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "key_terms": {}, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None}}
         try:
             return self._answer(question, history, state)
@@ -140,6 +145,11 @@ class AskFirstProgram(dspy.Module):
             debated = self._debated(query, state)
             if debated is not None:
                 return debated
+        if route == "idk" and self.config.referent_cue and self.config.mode == "ask_first":
+            # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has.
+            extras["referent_cue"] = unnamed_referents(question, history)
+            if extras["referent_cue"]:
+                route, state["label"] = "clarify", "UNDERSPECIFIED"
         return self._respond(route, question, history, state)
 
     def _unsure(self, route: str, state: dict) -> bool:
