@@ -21,7 +21,7 @@ import numpy as np
 
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.qdrant_store import (DENSE, LAYOUT, PAYLOAD_FIELDS, SPARSE, PassageTexts, StoreError, average_length,
-                                              passage_from_payload, payload_of, point_id)
+                                              check_embedding, passage_from_payload, payload_of, point_id)
 from askfirst.retrieval.sparse import B, K1, document_vector, query_vector
 
 EDGE_REQUIREMENT = "qdrant-edge-py==0.9.0"
@@ -44,9 +44,10 @@ class EdgeStore:
     lexical_default = "bm25s"
     rebuilt_old_layout = False  # this layout is the only one an edge store has had
 
-    def __init__(self, *, collection: str, dim: int, path: str | Path, rebuild_old_layout: bool = False, _lock=None, _open=None):
+    def __init__(self, *, collection: str, dim: int, path: str | Path, embedding: str = "", rebuild_old_layout: bool = False,
+                 _lock=None, _open=None):
         qe = _edge()
-        self.collection, self.dim = collection, dim
+        self.collection, self.dim, self.embedding = collection, dim, embedding
         self.root = Path(path)
         self.location = str(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -60,16 +61,22 @@ class EdgeStore:
         folder = self.root / collection
         if folder.is_dir() and any(folder.iterdir()) and self._meta_path.is_file():
             meta = self._metadata()
-            if meta.get("dim") != dim:
+            try:
+                if meta.get("dim") != dim:
+                    raise StoreError(f"collection {collection!r} holds {meta.get('dim')}-d vectors but the embedder makes {dim}-d ones; "
+                                     "use another collection name")
+                if check_embedding(collection, self.location, recorded=meta.get("embedding"), embedding=embedding):
+                    self._write_metadata({"embedding": embedding})
+            except StoreError:
                 self._release()
-                raise StoreError(f"collection {collection!r} holds {meta.get('dim')}-d vectors but the embedder makes {dim}-d ones; "
-                                 "use another collection name")
+                raise
             self.shard = qe.EdgeShard.load(str(folder))
         else:
             config = qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
                                    sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
             self.shard = qe.EdgeShard.create(str(folder), config)
-            self._write_metadata({"layout": LAYOUT, "dim": dim, "bm25_k1": K1, "bm25_b": B, "revision": uuid.uuid4().hex})
+            self._write_metadata({"layout": LAYOUT, "dim": dim, "bm25_k1": K1, "bm25_b": B, "revision": uuid.uuid4().hex,
+                                  **({"embedding": embedding} if embedding else {})})
         self._qe = qe
         self._open[collection] = self
 
@@ -172,8 +179,8 @@ class EdgeStore:
         """Another collection in the same store folder (under this store's lock); the open one if it is open."""
         if collection in self._open:
             return self._open[collection]
-        return EdgeStore(collection=collection, dim=self.dim, path=self.root, rebuild_old_layout=self._rebuild_old_layout,
-                         _lock=self._lock, _open=self._open)
+        return EdgeStore(collection=collection, dim=self.dim, path=self.root, embedding=self.embedding,
+                         rebuild_old_layout=self._rebuild_old_layout, _lock=self._lock, _open=self._open)
 
     def close(self) -> None:
         """Close this shard; the store that took the folder's lock also closes its open siblings, then releases it."""

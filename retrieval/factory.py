@@ -49,9 +49,10 @@ def open_store(config: AskFirstConfig, *, rebuild_old_layout: bool = False) -> P
     if r.embedded == "qdrant-edge" and not r.qdrant_url:
         from askfirst.retrieval.edge_store import EdgeStore
 
-        return EdgeStore(collection=collection_name(config), dim=embedder.dim, path=store_path(config), rebuild_old_layout=rebuild_old_layout)
+        return EdgeStore(collection=collection_name(config), dim=embedder.dim, path=store_path(config), embedding=r.embedding_model,
+                         rebuild_old_layout=rebuild_old_layout)
     return PassageStore(collection=collection_name(config), dim=embedder.dim, path=store_path(config), url=r.qdrant_url,
-                        rebuild_old_layout=rebuild_old_layout)
+                        embedding=r.embedding_model, rebuild_old_layout=rebuild_old_layout)
 
 
 def bm25s_folder(config: AskFirstConfig, collection: str) -> Path:

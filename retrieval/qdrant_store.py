@@ -24,6 +24,17 @@ class StoreError(RuntimeError):
     """The vector store cannot be opened or does not match what the caller expects."""
 
 
+def check_embedding(collection: str, location: str, *, recorded: str | None, embedding: str) -> bool:
+    """Whether ``embedding`` (the embedder's model name) should be recorded on the collection: it has none recorded
+    (built before the name was kept, or by a caller that names none). Raises :class:`StoreError` when another model's
+    vectors are there: the queries' vectors would be compared with them, and nothing else would say so."""
+    if embedding and recorded and recorded != embedding:
+        raise StoreError(f"collection {collection!r} in {location} holds vectors of the embedding model {recorded!r}, but "
+                         f"retriever.embedding_model is {embedding!r}: set it back, or index into another collection "
+                         "(data.collection) or store folder (retriever.qdrant_path)")
+    return bool(embedding) and not recorded
+
+
 def point_id(passage_id: str) -> str:
     """Qdrant needs UUID or integer ids; a name-based UUID keeps the mapping stable across runs."""
     return str(uuid.uuid5(_NAMESPACE, passage_id))
@@ -63,14 +74,17 @@ class PassageStore:
     index kept outside Qdrant, such as bm25s's, checks to know it is stale).
 
     Args:
+        embedding: The embedding model's name, recorded on the collection when it is created; opening a collection
+            recorded with another raises :class:`StoreError` (empty: not checked).
         rebuild_old_layout: A collection of an older layout is deleted and created anew (``askfirst index`` does
             this); otherwise opening one raises :class:`StoreError` saying so, so that no command mixes layouts.
     """
 
     def __init__(self, *, collection: str, dim: int, path: str | Path | None = None, url: str | None = None,
-                 client: QdrantClient | None = None, rebuild_old_layout: bool = False):
+                 client: QdrantClient | None = None, embedding: str = "", rebuild_old_layout: bool = False):
         self.collection = collection
         self.dim = dim
+        self.embedding = embedding
         self.location = url or str(path)
         self._owns_client = client is None
         self._rebuild_old_layout = rebuild_old_layout
@@ -110,6 +124,8 @@ class PassageStore:
         size = self.client.get_collection(collection).config.params.vectors[DENSE].size
         if size != dim:
             raise StoreError(f"collection {collection!r} holds {size}-d vectors but the embedder makes {dim}-d ones; use another collection name")
+        if check_embedding(collection, self.location, recorded=self._metadata().get("embedding"), embedding=embedding):
+            self.client.update_collection(collection, metadata={"embedding": embedding})
 
     def _metadata(self) -> dict:
         return self.client.get_collection(self.collection).config.metadata or {}
@@ -201,7 +217,8 @@ class PassageStore:
 
     def sibling(self, collection: str) -> PassageStore:
         """Another collection in the same Qdrant store, on this store's client (local mode allows one client per folder)."""
-        store = PassageStore(collection=collection, dim=self.dim, client=self.client, rebuild_old_layout=self._rebuild_old_layout)
+        store = PassageStore(collection=collection, dim=self.dim, client=self.client, embedding=self.embedding,
+                             rebuild_old_layout=self._rebuild_old_layout)
         store.location, store.lexical_default = self.location, self.lexical_default
         return store
 

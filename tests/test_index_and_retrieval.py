@@ -104,6 +104,28 @@ def test_dimension_mismatch_is_refused(tmp_path):
         PassageStore(collection="c", dim=384, path=tmp_path / "q")
 
 
+@pytest.mark.parametrize("engine", ["qdrant-client", "qdrant-edge"])
+def test_vectors_of_another_embedding_model_are_refused_by_name(tmp_path, engine):
+    def store(embedding, collection="c"):
+        if engine == "qdrant-edge":
+            from askfirst.retrieval.edge_store import EdgeStore
+
+            return EdgeStore(collection=collection, dim=8, path=tmp_path / "s", embedding=embedding)
+        return PassageStore(collection=collection, dim=8, path=tmp_path / "s", embedding=embedding)
+
+    store("").close()  # a collection from before the model was recorded takes the first name it is opened with
+    store("model-a").close()
+    store("model-a").close()
+    with pytest.raises(StoreError, match="'model-a', but retriever.embedding_model is 'model-b'"):
+        store("model-b")
+    store("").close()  # a caller that names no model (a benchmark, a test) is not checked
+    opened = store("model-a")
+    opened.sibling("c_faq")  # a sibling collection (URASys's FAQs) records the same model
+    opened.close()
+    with pytest.raises(StoreError, match="collection 'c_faq' .*'model-a'"):
+        store("model-b", collection="c_faq")
+
+
 def test_collection_name_follows_the_corpus(tmp_path):
     from askfirst.retrieval.factory import collection_name
 
