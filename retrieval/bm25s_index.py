@@ -3,15 +3,19 @@
 The index is a cache of the Qdrant collection's texts, kept in its own folder with the collection's ``revision``
 (which changes with every write to the collection). Opening it when the revision differs rebuilds it from the
 collection first (the one time every passage is read); a build is written to a temporary folder and swapped in,
-so an interrupted build leaves the previous index, and the next open rebuilds again.
+so an interrupted build leaves the previous index, and the next open rebuilds again. Processes that share a server's
+collection (an ablation's workers, several `serve` processes) check, build and load under one file lock beside the
+folder: one of them builds, the others load what it built, and none reads a folder half swapped.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +33,14 @@ def _bm25s():
     # bm25s sets its logger to DEBUG when imported and logs every build, which the CLI's log format would show.
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     return bm25s
+
+
+@contextmanager
+def _exclusive(lock_path: Path):
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes
+        yield
 
 
 class Bm25sIndex:
@@ -54,12 +66,14 @@ class Bm25sIndex:
     @classmethod
     def open(cls, store, folder: Path, *, say=None) -> Bm25sIndex:
         """The index of ``store``'s collection in ``folder``, rebuilt first if the collection changed since it was built."""
-        revision = store.revision
-        if cls.stamp(folder).get("revision") != revision or not (Path(folder) / _IDS).is_file():
-            if say:
-                say(f"building the BM25 index of {store.collection!r} in {folder} (none yet, or the collection changed since)")
-            cls.build(store, folder, revision=revision)
-        return cls(folder)
+        folder = Path(folder)
+        with _exclusive(folder.with_name(folder.name + ".lock")):
+            revision = store.revision
+            if cls.stamp(folder).get("revision") != revision or not (folder / _IDS).is_file():
+                if say:
+                    say(f"building the BM25 index of {store.collection!r} in {folder} (none yet, or the collection changed since)")
+                cls.build(store, folder, revision=revision)
+            return cls(folder)
 
     @classmethod
     def build(cls, store, folder: Path, *, revision: str) -> None:

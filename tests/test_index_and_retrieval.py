@@ -8,7 +8,7 @@ from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import build_index
 from askfirst.retrieval.lexical import open_lexical
-from askfirst.retrieval.chunking import chunk_corpus
+from askfirst.retrieval.chunking import Passage, chunk_corpus
 from askfirst.retrieval.edge_store import EdgeStore
 from askfirst.retrieval.qdrant_store import PassageStore, StoreError, average_length
 
@@ -108,8 +108,6 @@ def test_dimension_mismatch_is_refused(tmp_path):
 def test_vectors_of_another_embedding_model_are_refused_by_name(tmp_path, engine):
     def store(embedding, collection="c"):
         if engine == "qdrant-edge":
-            from askfirst.retrieval.edge_store import EdgeStore
-
             return EdgeStore(collection=collection, dim=8, path=tmp_path / "s", embedding=embedding)
         return PassageStore(collection=collection, dim=8, path=tmp_path / "s", embedding=embedding)
 
@@ -174,6 +172,30 @@ def test_bm25s_index_follows_the_collection(tmp_path):
     assert store.revision != revision
     assert [pid for pid, _ in Bm25sIndex.open(store, tmp_path / "bm25s").search("bicycles", 3)] == ["new-doc"]
     store.close()
+
+
+def test_bm25s_index_is_built_once_by_processes_opening_it_together(tmp_path):
+    """Several processes on a server's collection: one builds under the lock, the others load what it built."""
+    import threading
+    import time
+
+    from askfirst.retrieval.bm25s_index import Bm25sIndex
+
+    class SlowStore:
+        collection, revision, reads = "t", "r1", []
+
+        def iter_passages(self):
+            self.reads.append(1)
+            time.sleep(0.3)  # long enough for every opener to arrive while the first one builds
+            yield Passage("fees-lab", "fees-lab", "Lab fee", "The laboratory fee is EUR 85.")
+
+    store, opened = SlowStore(), []
+    threads = [threading.Thread(target=lambda: opened.append(Bm25sIndex.open(store, tmp_path / "bm25s"))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(store.reads) == 1 and [index.search("laboratory", 1)[0][0] for index in opened] == ["fees-lab"] * 3
 
 
 def test_old_layout_is_refused_then_rebuilt_by_index(tmp_path):
