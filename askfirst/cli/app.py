@@ -61,7 +61,9 @@ def index(
                       f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
         open_retriever(cfg, store, say=console.print)  # builds the lexical index now (bm25s), not on the next command's open
         if augment:
-            console.print(augment_summary(spec.prepare_index(cfg, store, docs=docs, progress=augment_progress)))
+            built = spec.prepare_index(cfg, store, docs=docs, progress=augment_progress)
+            console.print(augment_summary(built) if built is not None else
+                          f"program {spec.name!r} needs nothing beyond the plain index with this config (askfirst: --set askfirst.faq=true)")
     finally:
         store.close()
 

@@ -14,13 +14,29 @@ def _build(config, resources, registry):
         from askfirst.programs.mafrag.debate import Debate
 
         debate = Debate(max_rounds=config.mafrag.debate_rounds, passage_chars=config.program.passage_chars, retries=config.lm.parse_retries)
+    faq_search = None
+    if config.askfirst.faq:  # URASys's FAQ collection, built beside the corpus's by prepare_index
+        from askfirst.programs.urasys.index import FAQ, augmented_search
+
+        if resources.store is None:
+            raise ValueError("askfirst.faq needs the corpus's store, to open its FAQ collection")
+        faq_search = augmented_search(config, resources.store, FAQ)
     return AskFirstProgram(resources, config.askfirst, config.program, notes=notes, debate=debate, debate_settings=config.mafrag,
-                           retries=config.lm.parse_retries)
+                           faq_search=faq_search, rrf_k=config.retriever.rrf_k, retries=config.lm.parse_retries)
+
+
+def _prepare_index(config, store, *, docs=None, progress=None):
+    """URASys's FAQ collection when ``askfirst.faq`` is on (its units are built too: they share the ledger); else nothing."""
+    if not config.askfirst.faq:
+        return None
+    from askfirst.programs.urasys.index import augment_index
+
+    return augment_index(config, store, docs=docs, progress=progress)
 
 
 SPEC = ProgramSpec(
-    name="askfirst", build=_build, section="askfirst", config_model=AskfirstConfig,
-    description="askfirst: standalone question, complexity router, notes loop, evidence assessment (per-passage answers, key terms), "
+    name="askfirst", build=_build, section="askfirst", config_model=AskfirstConfig, prepare_index=_prepare_index,
+    description="askfirst: standalone question, complexity router, notes loop, URASys FAQ fusion, evidence assessment (per-passage answers, key terms), "
                 "asking first on divergence or the detector, escalation, MAF-RAG's debate, responders",
     lm_roles={"retrieval_lm": ("rewrite", "retrieval.", "reranker.", "expand")},
 )

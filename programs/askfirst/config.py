@@ -20,6 +20,11 @@ class AskfirstConfig(ConfigSection):
         "divergence", description="When to ask first: CLARION's detector (grounded in the top passages) says ambiguous, the evidence "
         "diverges (two or more passages from different documents give different answers), both, or either. Divergence is the default: "
         "the offline 1.5B detector called every demo question ambiguous (measured on a01-a04).")
+    faq: bool = Field(
+        False, description="Also search URASys's FAQ collection of the corpus and fuse it into the ranking with RRF, by document (an "
+        "entry votes for its document's best-ranked passage). `askfirst index --augment` builds it with the `urasys` section's "
+        "indexing settings (LM calls per chunk of the corpus); eval and ask build or update it too while this is on.")
+    faq_k: int = Field(10, ge=1, le=100, description="FAQ entries searched per query when `faq` is on.")
     referent_check: bool = Field(
         False, description="Ask first when the question names what it asks about only by its kind ('the fee', 'the actor') and the "
         "conversation does not say which (MTRAG-UN's UNDERSPECIFIED tasks): one call on the answer LM before the assessment; a "

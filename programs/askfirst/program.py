@@ -9,6 +9,7 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, reading_name
+from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 from askfirst.programs.base import Reply, Resources
@@ -42,7 +43,8 @@ class AskFirstProgram(dspy.Module):
     1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query.
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
-       when ``program.reranker`` is on.
+       when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
+       fused into the ranking by document (RRF, ``faq_fusion``); escalation's second search is of the documents only.
     3. Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
        searched query over the collection; below the threshold the question is UNANSWERABLE without an LM call.
        On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
@@ -77,16 +79,18 @@ class AskFirstProgram(dspy.Module):
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing,
-    P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``key_terms`` (what is asked
+    P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
+    found, when on), ``key_terms`` (what is asked
     about, its words no retrieved passage contains, and the label the check overruled), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
-                 retries: int = 2):
+                 faq_search=None, rrf_k: int = 60, retries: int = 2):
         super().__init__()
         self.resources = Resources.of(resources)
+        self.faq_search, self.rrf_k = faq_search, rrf_k
         self.config, self.program_config, self.retries = config, program, retries
         self.rewrite = dspy.Predict(StandaloneQuestion) if config.standalone else None
         self.router = dspy.Predict(RouteComplexity) if config.complexity_router == "lm" else None
@@ -104,7 +108,8 @@ class AskFirstProgram(dspy.Module):
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings,
-                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "key_terms": {}, "probability_source": None, "ambiguity": {},
+                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "faq": None,
+                                  "key_terms": {}, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None}}
         try:
             return self._answer(question, history, state)
@@ -197,6 +202,10 @@ class AskFirstProgram(dspy.Module):
             pool, state["queries"] = found.passages, list(found.queries)
         else:
             pool, state["queries"] = self.resources.search([query], max(k, 10)), [query]
+        if self.faq_search is not None:
+            faq_hits = self.faq_search(query, self.config.faq_k)
+            state["extras"]["faq"] = [entry.passage_id for entry in faq_hits]
+            pool = fuse_faq_hits(pool, faq_hits, k=self.rrf_k)
         head = pool[:k]
         if self.reranker is not None and head:
             head = self.reranker(question=query, passages=head).passages

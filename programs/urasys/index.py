@@ -27,6 +27,23 @@ def augmented_collection(config: AskFirstConfig, part: str) -> str:
     return f"{collection_name(config)}_{part}"
 
 
+def augmented_search(config: AskFirstConfig, store, part: str):
+    """``search(query, k) -> list[Passage]`` over the corpus's URASys units (``UNITS``) or FAQ entries (``FAQ``).
+
+    Raises:
+        DataError: The collection is empty (``askfirst index --augment`` has not built it).
+    """
+    from askfirst.datasets.errors import DataError
+    from askfirst.retrieval.factory import open_retriever
+
+    name = augmented_collection(config, part)
+    found = open_retriever(config, store.sibling(name))
+    if not len(found):
+        raise DataError(f"the URASys collection {name!r} of corpus {config.data.corpus!r} is empty; build it with: askfirst index "
+                        "--augment (with the same config and --set options)")
+    return lambda query, k: found(query, k)
+
+
 @dataclass
 class AugmentResult:
     report: AugmentReport

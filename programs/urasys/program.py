@@ -155,21 +155,13 @@ def build_urasys(config, resources: Resources) -> URASysProgram:
     Raises:
         DataError: A collection the configured agents need is empty (the index was not built).
     """
-    from askfirst.datasets.errors import DataError
-    from askfirst.programs.urasys.index import FAQ, UNITS, augmented_collection
-    from askfirst.retrieval.factory import open_retriever
+    from askfirst.programs.urasys.index import FAQ, UNITS, augmented_search
 
     store = resources.store
     if store is None:
         raise ValueError("the URASys program needs the corpus's store, to open its FAQ and unit collections")
 
-    def search(part: str):
-        found = open_retriever(config, store.sibling(augmented_collection(config, part)))
-        if not len(found):
-            raise DataError(f"the URASys {part} collection of {config.data.corpus!r} is empty; build it with: askfirst index --augment")
-        return lambda query, k: found(query, k)
-
     u = config.urasys
-    documents = search(UNITS) if u.chunk_and_title else (lambda query, k: resources.search([query], k))
-    return URASysProgram(faq_search=search(FAQ) if u.faq_agent else None, document_search=documents if u.document_agent else None,
+    documents = augmented_search(config, store, UNITS) if u.chunk_and_title else (lambda query, k: resources.search([query], k))
+    return URASysProgram(faq_search=augmented_search(config, store, FAQ) if u.faq_agent else None, document_search=documents if u.document_agent else None,
                          config=u, program=config.program, retries=config.lm.parse_retries)
