@@ -265,6 +265,8 @@ def test_the_unnamed_referent_cue_reads_the_earlier_turns_by_stem():
     assert unnamed_referents("Is the scholarship renewable?", earlier) == []  # "scholarships" named it
     assert unnamed_referents("Who funds the Hartley grant, and is the same true of this award?", earlier) == ["award"]
     assert unnamed_referents("What documentation is needed to apply for the loan?", "") == []  # no earlier turn
+    # "this" as a pronoun: the word after it is no thing's name ("and" was taken for one on MTRAG-UN).
+    assert unnamed_referents("What is the link between this and the Merit Scholarship?", earlier) == ["link"]
 
 
 def test_a_question_about_something_no_passage_mentions_is_unanswerable(schema_lm):

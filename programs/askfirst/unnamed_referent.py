@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from askfirst.programs.askfirst.key_terms import stem
-from askfirst.retrieval.bm25 import tokenize
+from askfirst.retrieval.bm25 import STOPWORDS, tokenize
 
 _DEFINITE = re.compile(r"\b(this|that|these|those|the)\s+((?:[a-z][a-z\-]*\s+){0,2}?)([a-z][a-z\-]+)(?:'s)?\b", re.IGNORECASE)
 # Words that follow "the" without naming a thing of the conversation ("the same", "the following", "the way").
@@ -31,7 +31,8 @@ def unnamed_referents(question: str, earlier: str) -> list[str]:
     found = []
     for match in _DEFINITE.finditer(question):
         head = match.group(3)
-        if head[0].isupper() or head.lower() in _GENERAL:
+        # A stopword is no thing's name, and no earlier turn's tokens could hold it ("this and the bridge").
+        if head[0].isupper() or head.lower() in _GENERAL or head.lower() in STOPWORDS:
             continue
         if stem(head.lower()) not in seen:
             found.append(head)
