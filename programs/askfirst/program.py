@@ -80,10 +80,9 @@ class AskFirstProgram(dspy.Module):
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing,
     P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
-    found, when on), ``key_terms`` (what is asked
-    about, its words no retrieved passage contains, and the label the check overruled), ``probability_source``,
-    ``ambiguity`` (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence,
-    unknown, accepted; when it ran).
+    found, when on), ``key_terms`` (what is asked about, its words no retrieved passage contains, and the label the
+    check overruled), ``probability_source``, ``ambiguity`` (what each signal said and the per-passage answers),
+    ``escalated``, ``debate`` (rounds, confidence, unknown, accepted; when it ran).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
