@@ -9,13 +9,13 @@ A grid file (YAML)::
     cells:                     # named cells: overrides in dotted form ...
       full: {}
       k1: {program.iterations: 1}
-      compiled: {program_state: runs/compile-…/program.json}
+      compiled: {program.compiled: runs/compile-…/program.json}
     grid:                      # ... and/or a cartesian product, one cell per combination
       program.notes: [true, false]
       program.reranker: [true, false]
     only: [full, k1]           # optional: run just these cells (``askfirst ablate --cells full,k1``)
 
-``program_state`` is not a config key: it loads a compiled program's state JSON into that cell.
+``program_state`` (older grids) is ``program.compiled``: the compiled program loaded into that cell.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ _GRID_KEYS = {"base", "questions", "limit", "reference", "cells", "grid", "only"
 class Cell:
     name: str
     overrides: list[str]
-    program_state: str | None = None
 
 
 @dataclass
@@ -56,8 +55,9 @@ def _fmt(value) -> str:
 
 def _cell(name: str, settings: dict) -> Cell:
     settings = dict(settings or {})
-    state = settings.pop("program_state", None)
-    return Cell(name, [f"{k}={_fmt(v)}" for k, v in settings.items()], state)
+    if "program_state" in settings:
+        settings["program.compiled"] = settings.pop("program_state")
+    return Cell(name, [f"{k}={_fmt(v)}" for k, v in settings.items()])
 
 
 def load_spec(path: str | Path, *, only: list[str] | None = None) -> AblationSpec:
@@ -175,7 +175,7 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
     results = []
     for cell in spec.cells:
         result = last[cell.name]
-        params = {"overrides": " ".join(cell.overrides), "program_state": cell.program_state or ""}
+        params = {"overrides": " ".join(cell.overrides), "compiled_program": configs[cell.name].program.compiled or ""}
         with child_run(tracker, run_name=cell.name, params=params) as child, dspy.context(lm=lms[cell.name]):
             if judge is not None:
                 child.log_metrics(judge(configs[cell.name], result))

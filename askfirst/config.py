@@ -86,6 +86,9 @@ class ProgramConfig(ConfigSection):
     answer_threshold: float | None = Field(None, ge=0, le=1, description="Probabilistic routing: answer when P(answerable) >= this, else 'I don't know' (tune with `askfirst tune-threshold`).")
     label_logprobs: bool = Field(True, description="Take the classifier's confidence and P(answerable) from the label's log-probabilities where "
                                  "the LM measures them (the local llama.cpp engine does), not from the confidence it writes.")
+    compiled: str | None = Field(None, description="A compiled program loaded into the program this config builds: a compile run "
+                                 "folder or its program.json (DSPy state JSON; a relative path is taken from the working folder). "
+                                 "`--program` sets it, so a run's config.yaml records which compiled program it ran.")
 
     @field_validator("kind")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -101,6 +102,11 @@ def program_state_path(path: str | Path) -> Path:
     if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
         raise DataError(f"{path}: a compiled program's state is a JSON object of predictor states")
     return path
+
+
+def program_state_digest(path: str | Path) -> str:
+    """The SHA-256 of the state JSON a path names: which compiled program a run used, even if the file changes later."""
+    return hashlib.sha256(program_state_path(path).read_bytes()).hexdigest()
 
 
 def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:

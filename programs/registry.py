@@ -85,5 +85,14 @@ def assign_lms(program: dspy.Module, spec: ProgramSpec, config: AskFirstConfig, 
 
 
 def build_program(config: AskFirstConfig, resources: Resources) -> dspy.Module:
-    """The program ``program.kind`` names, built on ``resources``."""
-    return Registry(resources).build(config.program.kind, config)
+    """The program ``program.kind`` names, built on ``resources``, with ``program.compiled``'s state loaded into it.
+
+    Raises:
+        ProgramStateError: The compiled program does not fit the program this config builds.
+    """
+    program = Registry(resources).build(config.program.kind, config)
+    if config.program.compiled:
+        from askfirst.optimizers.compile import load_compiled
+
+        load_compiled(program, config.program.compiled)
+    return program

@@ -25,15 +25,16 @@ reference: full
 limit: 3
 cells:
   full: {}
-  compiled: {program_state: runs/x/program.json, program.router: false}
+  compiled: {program.compiled: runs/x/program.json, program.router: false}
+  older: {program_state: runs/x/program.json}
 grid:
   program.iterations: [1, 2]
   program.notes: [true, false]
 """))
     names = [c.name for c in spec.cells]
-    assert names[:2] == ["full", "compiled"] and len(names) == 6 and "iterations=1,notes=false" in names
-    compiled = spec.cells[1]
-    assert compiled.program_state == "runs/x/program.json" and compiled.overrides == ["program.router=false"]
+    assert names[:3] == ["full", "compiled", "older"] and len(names) == 7 and "iterations=1,notes=false" in names
+    assert spec.cells[1].overrides == ["program.compiled=runs/x/program.json", "program.router=false"]
+    assert spec.cells[2].overrides == ["program.compiled=runs/x/program.json"]  # an older grid's program_state is program.compiled
     cell = next(c for c in spec.cells if c.name == "iterations=2,notes=true")
     assert cell.overrides == ["program.iterations=2", "program.notes=true"] and spec.limit == 3
 

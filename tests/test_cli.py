@@ -32,6 +32,7 @@ def test_config_prints_resolved_yaml(monkeypatch, capsys):
     (["eval", "--questions", "/no/such.jsonl"], "file not found"),
     (["ablate", "/no/such/grid.yaml"], "ablation grid not found"),
     (["eval", "--program", "/no/such/program.pkl"], "only DSPy state JSON"),
+    (["serve", "--set", "program.compiled=/no/such/program.json"], "compiled program not found"),
 ])
 def test_bad_input_gives_a_clear_error(monkeypatch, capsys, tmp_path, args, message):
     code, _, err = run_cli(monkeypatch, capsys, *args, "--set", f"runs_dir={tmp_path}")

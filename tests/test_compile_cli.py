@@ -127,3 +127,32 @@ def test_interrupted_compile_resumes_from_its_checkpoint(monkeypatch, capsys, tm
     code, _, err = run_cli(monkeypatch, capsys, "compile", "--resume", str(run_dir), "--set", "compile.max_metric_calls=28")
     assert code == 0, err
     assert "max_metric_calls: 28" in (run_dir / "config.yaml").read_text() and fake_lm.calls > 0
+
+
+def test_an_eval_of_a_compiled_program_records_it_and_its_lm_calls_use_it(monkeypatch, capsys, tmp_path, retriever):
+    from askfirst.config import load_config
+    from askfirst.optimizers.compile import save_compiled
+    from askfirst.programs.factory import build_program
+
+    switches = ["--set", "program.kind=notes_rag", "--set", "program.iterations=1", "--set", "program.reranker=false"]
+    program = build_program(load_config(overrides=[s for s in switches if s != "--set"]), retriever)
+    program.router.classify.signature = program.router.classify.signature.with_instructions("Compiled: label it carefully.")
+    (tmp_path / "compile-x").mkdir()
+    state = save_compiled(program, tmp_path / "compile-x")
+
+    class Recording(InterruptingEngine):
+        def complete(self, request):
+            self.systems = [*getattr(self, "systems", []), request.system if isinstance(request.system, str) else
+                            "".join(p.text for p in request.system or [])]
+            return super().complete(request)
+
+    engine = Recording(SCRIPT)
+    configure_with(monkeypatch, engine, where="askfirst.session.configure_dspy")
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--limit", "1", "--program", str(state.parent), "--set", f"runs_dir={tmp_path}",
+                           "--set", "tracking.enabled=false", *switches)
+    assert code == 0, err
+    run_dir = next(tmp_path.glob("eval-*"))
+    assert load_config(run_dir / "config.yaml").program.compiled == str(state.parent)  # the run folder says which program ran
+    assert any("Compiled: label it carefully." in system for system in engine.systems)
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--resume", str(run_dir), "--program", str(tmp_path / "other.json"))
+    assert code == 2 and "started with" in err

@@ -64,6 +64,34 @@ def test_anything_beyond_instructions_and_demos_is_refused_by_name(saved, retrie
         load_compiled(_program(retriever), _write(path, state))
 
 
+def test_program_compiled_loads_the_state_as_the_program_is_built(saved, retriever):
+    path, _ = saved
+    config = load_config(overrides=["program.iterations=1", "program.reranker=false", f"program.compiled={path.parent}"])
+    program = build_program(config, retriever)
+    assert program.router.classify.signature.instructions == "Compiled instruction."
+    assert _program(retriever).router.classify.signature.instructions != "Compiled instruction."  # and only then
+    other_kind = load_config(overrides=["program.kind=askfirst", f"program.compiled={path}"])
+    with pytest.raises(ProgramStateError, match="predictor"):  # a state compiled for another program is refused by name
+        build_program(other_kind, retriever)
+
+
+def test_a_resumed_run_keeps_the_compiled_program_it_started_with(saved, tmp_path):
+    from askfirst.cli.options import resumed_config
+    from askfirst.config import ConfigError, save_resolved
+
+    path, _ = saved
+    run, older = tmp_path / "run", tmp_path / "older"
+    save_resolved(load_config(overrides=[f"program.compiled={path}"]), run)
+    assert resumed_config(run, None).program.compiled == str(path)  # no --program needed on a resume
+    assert resumed_config(run, path).program.compiled == str(path)
+    with pytest.raises(ConfigError, match="started with"):
+        resumed_config(run, tmp_path / "another.json")
+    save_resolved(load_config(), older)  # a run folder from before program.compiled was recorded
+    assert resumed_config(older, None).program.compiled is None
+    assert resumed_config(older, path).program.compiled == str(path)
+    assert load_config(older / "config.yaml").program.compiled == str(path)  # and now it records it
+
+
 @pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"router.classify": 3}'])
 def test_a_file_that_is_no_state_object_fails_before_any_work(tmp_path, text):
     path = tmp_path / "program.json"

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from askfirst.cli.options import SetOpt, data_overrides, resolve
+from askfirst.cli.options import SetOpt, check_compiled, data_overrides, resolve
 from askfirst.cli.render import augment_progress, augment_summary, index_progress, progress_console
 
 
@@ -112,7 +112,6 @@ def ablate(
     from askfirst.evaluation.exports import write_exports
     from askfirst.evaluation.judge_run import judge_result
     from askfirst.lm.factory import build_lm
-    from askfirst.optimizers.compile import load_compiled, program_state_path
     from askfirst.programs.factory import build_program
     from askfirst.retrieval.factory import open_retriever
     from askfirst.run_dir import new_run_dir, write_atomic
@@ -137,9 +136,8 @@ def ablate(
         if cfg.data != base.data or cfg.retriever.model_dump(exclude=index_fields) != base.retriever.model_dump(exclude=index_fields):
             raise ConfigError(f"cell {name!r} changes the data or the index; cells may vary the program, LMs and retrieval mode/k only")
     examples = configured_questions(base)[:upto]
-    for cell in spec.cells:
-        if cell.program_state:
-            program_state_path(cell.program_state)  # a bad file fails here, before any index or model work
+    for cfg in configs.values():
+        check_compiled(cfg)  # a bad file fails here, before any index or model work
     if not resume:
         run_dir = new_run_dir(base, "ablate")
         write_atomic(run_dir / "grid.yaml", _saved_grid(grid, only))
@@ -153,8 +151,7 @@ def ablate(
         resources = session.resources
         if cfg.retriever != base.retriever:
             resources = replace(resources, retriever=open_retriever(cfg, session.store))
-        program = build_program(cfg, resources)
-        return load_compiled(program, cell.program_state) if cell.program_state else program
+        return build_program(cfg, resources)
 
     def judge(cfg, result):
         write_exports(examples[: len(result.records)], result.records, run_dir=result.run_dir, passage_text=texts)

@@ -14,7 +14,7 @@ from askfirst.cli.ablate_command import ablate
 from askfirst.cli.compile_command import compile_
 from askfirst.cli.errors import USER_ERRORS
 from askfirst.cli.eval_command import evaluate
-from askfirst.cli.options import ConfigOpt, SetOpt, resolve
+from askfirst.cli.options import ConfigOpt, SetOpt, check_compiled, compiled_override, resolve
 from askfirst.cli.render import augment_progress, index_progress
 from askfirst.cli.threshold_command import tune_threshold_
 
@@ -132,7 +132,8 @@ def serve(
     api_key: Annotated[str | None, typer.Option(envvar="ASKFIRST_API_KEY", show_envvar=True,
                                                 help="Require this bearer token on every request (401 without it).")] = None,
 ) -> None:
-    """Serve the program over an OpenAI-compatible API; each variant (uncompiled 'askfirst', each compiled run) is a model id.
+    """Serve the program over an OpenAI-compatible API; each variant is a model id: 'askfirst' (the config's program,
+    compiled only if program.compiled says so) and each compiled program given, rebuilt from its compile run's config.
 
     Requests are answered one at a time when any of the config's LMs runs in-process (llama.cpp), else concurrently.
     """
@@ -141,12 +142,12 @@ def serve(
     from askfirst.cli.render import console
     from askfirst.config import load_config
     from askfirst.lm.factory import build_adapter
-    from askfirst.optimizers.compile import load_compiled, program_state_path
+    from askfirst.optimizers.compile import program_state_path
     from askfirst.programs.factory import build_program
     from askfirst.serve.app import Variant, create_app
     from askfirst.session import open_session
 
-    cfg = resolve(config, set_)
+    cfg = check_compiled(resolve(config, set_))
     for path in programs or []:
         program_state_path(path)  # a bad file fails here, before the index and the models load
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
@@ -156,8 +157,9 @@ def serve(
     for path in programs or []:
         run_config = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
         # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM.
-        program = build_program(load_config(run_config) if run_config.is_file() else cfg, session.resources)
-        variants[path.name if path.is_dir() else path.parent.name] = Variant(load_compiled(program, path), session.lm, adapter, serialise=local)
+        variant = load_config(run_config, overrides=compiled_override(path)) if run_config.is_file() else cfg.model_copy(
+            update={"program": cfg.program.model_copy(update={"compiled": str(path)})})
+        variants[path.name if path.is_dir() else path.parent.name] = Variant(build_program(variant, session.resources), session.lm, adapter, serialise=local)
     console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")
     try:
         # On SIGTERM, requests still running after a few seconds are cancelled (each stops at its next LM call).

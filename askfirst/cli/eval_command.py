@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+from askfirst.cli.options import ConfigOpt, SetOpt, check_compiled, compiled_override, data_overrides, resolve, resumed_config
 from askfirst.cli.render import augment_progress, augment_summary, index_progress, progress_console
 
 
@@ -16,15 +16,17 @@ def evaluate(
     questions: Annotated[str | None, typer.Option(help="Question-set JSONL (default: data.questions).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
     resume: Annotated[Path | None, typer.Option(help="A run folder to finish: its saved config is reused and answered questions are skipped.")] = None,
-    program: Annotated[Path | None, typer.Option(help="Compiled program: a compile run folder or its program.json (state JSON).")] = None,
+    program: Annotated[Path | None, typer.Option(
+        help="Compiled program: a compile run folder or its program.json (state JSON); sets program.compiled.")] = None,
 ) -> None:
     """Index the corpus if needed, run the program over a question set, print and log the metrics."""
     from askfirst.cli.render import console, print_summary
-    from askfirst.config import ConfigError, load_config
+    from askfirst.config import ConfigError
     from askfirst.datasets.splits import configured_questions
-    from askfirst.evaluation.runner import run_eval
     from askfirst.evaluation.exports import write_exports
     from askfirst.evaluation.judge_run import judge_result
+    from askfirst.evaluation.runner import run_eval
+    from askfirst.optimizers.compile import program_state_digest
     from askfirst.run_dir import new_run_dir
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
@@ -35,29 +37,22 @@ def evaluate(
         if given:  # a resumed run keeps the config its answers were made with; ignoring these silently would mislead
             raise ConfigError(f"--resume continues {resume} with its saved config.yaml; {', '.join(given)} cannot change it "
                               "(start a new run, or edit a copy of that config and pass it with --config)")
-        cfg, run_dir = load_config(resume / "config.yaml"), resume
+        cfg, run_dir = resumed_config(resume, program), resume
     else:
-        cfg = resolve(config, set_, extra)
+        cfg = check_compiled(resolve(config, set_, [*extra, *compiled_override(program)]))
         run_dir = None
     examples = configured_questions(cfg)
-    if program:
-        from askfirst.optimizers.compile import program_state_path
-
-        program_state_path(program)  # a bad path fails here, before models load
     run_dir = run_dir or new_run_dir(cfg, "eval")
     console.print(f"run folder: {run_dir}")
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     if session.augment_result:
         progress_console.print(augment_summary(session.augment_result))
-    if program:
-        from askfirst.optimizers.compile import load_compiled
-
-        load_compiled(session.program, program)
     k = cfg.program.evidence_k
     try:
         with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "eval"}) as tracker:
             tracker.log_params({"model_id": session.lm.model, "questions": cfg.data.questions, "n_questions": len(examples),
-                                "compiled_program": str(program or "")})
+                                "compiled_program": cfg.program.compiled or "",
+                                "compiled_program_sha256": program_state_digest(cfg.program.compiled) if cfg.program.compiled else ""})
 
             def progress(i, n, rec):
                 console.print(f"[{i}/{n}] {rec['id']}: {rec['route']:8s} {rec['seconds']:6.1f}s  {rec['answer'][:90]!r}")

@@ -9,13 +9,13 @@ from typing import Annotated, Literal
 
 import typer
 
-from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+from askfirst.cli.options import ConfigOpt, SetOpt, check_compiled, compiled_override, data_overrides, resolve, resumed_config
 from askfirst.cli.render import augment_progress, index_progress
 
 
 def tune_threshold_(
     config: ConfigOpt = None, set_: SetOpt = None,
-    program: Annotated[Path | None, typer.Option(help="Compiled program (run folder or program.json) to tune.")] = None,
+    program: Annotated[Path | None, typer.Option(help="Compiled program (run folder or program.json) to tune; sets program.compiled.")] = None,
     questions: Annotated[str | None, typer.Option(help="Question set; its validation half (by conversation) is used.")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions before splitting.")] = None,
     resume: Annotated[Path | None, typer.Option(help="An interrupted tune-threshold run folder: questions judged there are not judged again.")] = None,
@@ -35,32 +35,27 @@ def tune_threshold_(
     from askfirst.cli.render import _fmt, console
     from askfirst.config import save_resolved
     from askfirst.datasets.splits import configured_questions
-    from askfirst.optimizers.compile import load_compiled, program_state_path
     from askfirst.optimizers.threshold import tune_threshold
     from askfirst.programs.factory import build_judges
     from askfirst.run_dir import new_run_dir, write_atomic
     from askfirst.session import open_session
     from askfirst.tracking import tracked_run
 
-    from askfirst.config import ConfigError, load_config
+    from askfirst.config import ConfigError
 
     if resume:
         if config or set_ or questions or limit:
             raise ConfigError(f"--resume continues {resume} with its saved config.yaml; --config, --set, --questions and --limit cannot change it")
-        cfg = load_config(resume / "config.yaml", overrides=_UNSET[signal])
+        cfg = resumed_config(resume, program, _UNSET[signal])
     else:
-        cfg = resolve(config, set_, [*data_overrides(questions, limit), *_UNSET[signal]])
+        cfg = check_compiled(resolve(config, set_, [*data_overrides(questions, limit), *compiled_override(program), *_UNSET[signal]]))
     if signal != "hm" and cfg.program.kind != "askfirst":
         raise ConfigError(f"--signal {signal} tunes a gate of the askfirst program; program.kind is {cfg.program.kind!r}")
-    if program:
-        program_state_path(program)
     val = configured_questions(cfg, split=split)
     run_dir = resume or new_run_dir(cfg, "threshold")
     console.print(f"run folder: {run_dir}  ({split} questions: {len(val)})")
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     try:
-        if program:
-            load_compiled(session.program, program)
         if signal != "hm":
             return _tune_gate(cfg, session.program, val, run_dir, signal=signal, max_answerable_rate=max_answerable_rate)
         with tracked_run(cfg, run_name=run_dir.name, tags={"askfirst.kind": "tune-threshold"}) as tracker:

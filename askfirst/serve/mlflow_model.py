@@ -17,11 +17,12 @@ from mlflow.pyfunc import PythonModel
 class AskFirstModel(PythonModel):
     def load_context(self, context) -> None:
         from askfirst.config import load_config
-        from askfirst.optimizers.compile import load_compiled
         from askfirst.session import open_session
 
-        self.session = open_session(load_config(context.artifacts["config"]))
-        load_compiled(self.session.program, context.artifacts["program"])
+        # The logged state is the whole compiled program; a program.compiled the compile started from names a file
+        # of the machine it ran on, so the model loads its own copy instead.
+        config = load_config(context.artifacts["config"], overrides=[f"program.compiled={context.artifacts['program']}"])
+        self.session = open_session(config)
 
     def predict(self, context, model_input, params=None) -> list[dict]:
         import dspy
