@@ -141,6 +141,10 @@ class CompileConfig(ConfigSection):
     num_candidates: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: instruction/demo candidates.")
     reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
     train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of conversations in the trainset; the rest is the valset.")
+    split: Literal["all", "train"] = Field(
+        "all", description="The questions the compile sees: all the configured ones (split into its trainset and a valset, the half "
+        "`data.split=validation` evaluates), or only their training half, split again into trainset and valset, so the half an "
+        "eval reports is never seen while compiling.")
     recall_k: int = Field(10, ge=1)
     threads: int = Field(1, ge=1)
 

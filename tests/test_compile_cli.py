@@ -2,6 +2,7 @@
 compiled program logged as an MLflow model that loads and answers, and an interrupted run resumed."""
 
 import json
+import re
 import sys
 
 import pytest
@@ -156,3 +157,20 @@ def test_an_eval_of_a_compiled_program_records_it_and_its_lm_calls_use_it(monkey
     assert any("Compiled: label it carefully." in system for system in engine.systems)
     code, _, err = run_cli(monkeypatch, capsys, "eval", "--resume", str(run_dir), "--program", str(tmp_path / "other.json"))
     assert code == 2 and "started with" in err
+
+
+def test_the_askfirst_program_compiles_on_the_training_half_alone(monkeypatch, capsys, tmp_path, fake_lm):
+    from askfirst.config import load_config
+    from askfirst.datasets.splits import configured_questions
+
+    stages = ["--set", "program.kind=askfirst", "--set", "askfirst.complexity_router=simple", "--set", "compile.split=train"]
+    code, out, err = run_cli(monkeypatch, capsys, *compile_args(tmp_path, "--set", "tracking.enabled=false", *stages))
+    assert code == 0, err
+    run_dir = next(tmp_path.glob("compile-*"))
+    config = load_config(run_dir / "config.yaml")
+    seen = configured_questions(config, split="train")  # the 8 questions' training half, split again by the compile
+    n_train, n_val = (int(n) for n in re.search(r"\(train (\d+), validation (\d+)\)", out).groups())
+    assert n_train and n_val and n_train + n_val == len(seen) < 8
+    assert not {e.id for e in seen} & {e.id for e in configured_questions(config, split="validation")}
+    state = json.loads((run_dir / "program.json").read_text())
+    assert {"rewrite", "assess", "passage_answers", "expand", "responders"} <= {name.split(".")[0] for name in state}  # every enabled stage's predictors

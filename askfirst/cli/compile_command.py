@@ -43,7 +43,7 @@ def compile_(
         extra = [f"compile.optimizer={optimizer}"] * bool(optimizer) + [f"compile.objective={objective}"] * bool(objective)
         cfg = resolve(config, set_, extra + data_overrides(questions, limit))
         run_dir = None
-    train, val = split_by_conversation(configured_questions(cfg, split="all"), train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
+    train, val = split_by_conversation(configured_questions(cfg, split=cfg.compile.split), train_fraction=cfg.compile.train_fraction, seed=cfg.seed)
     from askfirst.optimizers.factory import budget_warning
 
     warning = budget_warning(cfg.compile, n_train=len(train), n_val=len(val))
