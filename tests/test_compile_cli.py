@@ -174,3 +174,26 @@ def test_the_askfirst_program_compiles_on_the_training_half_alone(monkeypatch, c
     assert not {e.id for e in seen} & {e.id for e in configured_questions(config, split="validation")}
     state = json.loads((run_dir / "program.json").read_text())
     assert {"rewrite", "assess", "passage_answers", "expand", "responders"} <= {name.split(".")[0] for name in state}  # every enabled stage's predictors
+
+
+def test_serve_rebuilds_each_compiled_run_from_its_own_config(monkeypatch, capsys, tmp_path, fake_lm, retriever):
+    import uvicorn
+
+    from askfirst.config import load_config, save_resolved
+    from askfirst.optimizers.compile import save_compiled
+    from askfirst.programs.factory import build_program
+
+    run_config = load_config(overrides=[f"runs_dir={tmp_path}", "program.iterations=1", "program.reranker=false", "tracking.enabled=false"])
+    program = build_program(run_config, retriever)
+    program.router.classify.signature = program.router.classify.signature.with_instructions("Compiled: label it carefully.")
+    save_resolved(run_config, tmp_path / "compile-x")
+    save_compiled(program, tmp_path / "compile-x")
+    served = {}
+    monkeypatch.setattr("askfirst.serve.app.create_app", lambda variants, **_: served.update(variants) or object())
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    code, _, err = run_cli(monkeypatch, capsys, "serve", str(tmp_path / "compile-x"), "--set", f"runs_dir={tmp_path}",
+                           "--set", "tracking.enabled=false")
+    assert code == 0, err
+    assert set(served) == {"askfirst", "compile-x"}
+    assert served["compile-x"].program.router.classify.signature.instructions == "Compiled: label it carefully."
+    assert served["askfirst"].program.router.classify.signature.instructions != "Compiled: label it carefully."

@@ -14,7 +14,7 @@ from askfirst.cli.ablate_command import ablate
 from askfirst.cli.compile_command import compile_
 from askfirst.cli.errors import USER_ERRORS
 from askfirst.cli.eval_command import evaluate
-from askfirst.cli.options import ConfigOpt, SetOpt, check_compiled, compiled_override, resolve
+from askfirst.cli.options import ConfigOpt, SetOpt, check_compiled, resolve
 from askfirst.cli.render import augment_progress, index_progress
 from askfirst.cli.threshold_command import tune_threshold_
 
@@ -157,8 +157,8 @@ def serve(
     for path in programs or []:
         run_config = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
         # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM.
-        variant = load_config(run_config, overrides=compiled_override(path)) if run_config.is_file() else cfg.model_copy(
-            update={"program": cfg.program.model_copy(update={"compiled": str(path)})})
+        variant = load_config(run_config) if run_config.is_file() else cfg.model_copy(deep=True)
+        variant.program.compiled = str(path)
         variants[path.name if path.is_dir() else path.parent.name] = Variant(build_program(variant, session.resources), session.lm, adapter, serialise=local)
     console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")
     try:

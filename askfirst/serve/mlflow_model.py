@@ -21,7 +21,8 @@ class AskFirstModel(PythonModel):
 
         # The logged state is the whole compiled program; a program.compiled the compile started from names a file
         # of the machine it ran on, so the model loads its own copy instead.
-        config = load_config(context.artifacts["config"], overrides=[f"program.compiled={context.artifacts['program']}"])
+        config = load_config(context.artifacts["config"])
+        config.program.compiled = context.artifacts["program"]
         self.session = open_session(config)
 
     def predict(self, context, model_input, params=None) -> list[dict]:
