@@ -56,6 +56,10 @@ class RetrieverConfig(ConfigSection):
         "qdrant-edge", description="The engine of the embedded store (runs/qdrant-edge or runs/qdrant): qdrant-edge-py, Qdrant's engine "
                                    "in-process (memory-mapped, HNSW and a sparse inverted index; opens 100k passages in 0.2 s), or "
                                    "qdrant-client's local mode (loads every point on open and searches by brute force; fine to ~20k passages).")
+    store_memory: Literal["cold", "warm"] = Field(
+        "cold", description="Where qdrant-edge keeps a new collection's dense vectors, HNSW graph and BM25 sparse index: 'cold' "
+                            "memory-maps them and reads pages as searches touch them (opens fast; the first searches read from "
+                            "disk), 'warm' reads them in as the store opens (Qdrant's default). Fixed when a collection is built.")
     embedding_model: str = "all-MiniLM-L6-v2"
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
     lexical: LexicalKind = Field(

@@ -15,7 +15,12 @@ alone:
   qdrant-edge memory-maps its shard;
 - ``lexical open``: ``retriever.lexical`` = qdrant (nothing to open), bm25s (memory-mapped; the first open builds
   it and is reported as ``build``), rank_bm25 (built from every passage);
-- query p50/p95 for BM25 alone, dense alone and the hybrid search (RRF, then the hits' passages read from Qdrant).
+- query p50/p95 for BM25 alone, dense alone and the hybrid search (RRF, then the hits' passages read from Qdrant),
+  and the first query's time (with ``--memory cold`` the first searches read the shard's pages from disk).
+
+``--memory`` is qdrant-edge's placement for the stores it writes (``retriever.store_memory``: cold, the default, or warm,
+Qdrant's own default); a store keeps the placement it was written with. ``--drop-caches`` empties the OS page cache
+before each engine opens the store (root only), as after a reboot.
 
 ``--lexical-only N`` measures the bm25s engine alone on N passages (no Qdrant: the passages come from a generator),
 which is how the 1M point is taken on a 2-core machine where the embedded store cannot hold 1M points.
@@ -118,20 +123,26 @@ def workload(count: int, store: str | None, *, prefix: str) -> tuple[str, list[s
     return source, words, p, qs, base
 
 
-def open_store(folder: Path, embedded: str):
-    """askfirst's store class for ``embedded`` on ``folder`` (collection "scale")."""
+def open_store(folder: Path, embedded: str, memory: str = "cold"):
+    """askfirst's store class for ``embedded`` on ``folder`` (collection "scale"; ``memory``: a new qdrant-edge store's placement)."""
     if embedded == "qdrant-edge":
         from askfirst.retrieval.edge_store import EdgeStore
 
-        return EdgeStore(collection="scale", dim=DIM, path=folder)
+        return EdgeStore(collection="scale", dim=DIM, path=folder, memory=memory)
     from askfirst.retrieval.qdrant_store import PassageStore
 
     return PassageStore(collection="scale", dim=DIM, path=folder)
 
 
-def write_store(folder: Path, n: int, words, p, embedded: str) -> dict:
+def placement(folder: Path, embedded: str) -> str:
+    """A qdrant-edge store's recorded placement (``warm`` for stores written before it was recorded); ``-`` otherwise."""
+    meta = folder / "scale.json"
+    return json.loads(meta.read_text()).get("memory", "warm") if embedded == "qdrant-edge" and meta.is_file() else "-"
+
+
+def write_store(folder: Path, n: int, words, p, embedded: str, memory: str) -> dict:
     embedder = HashEmbedder()
-    store = open_store(folder, embedded)
+    store = open_store(folder, embedded, memory)
     start = time.perf_counter()
     first = True
     for batch in passages(n, words, p):
@@ -202,7 +213,8 @@ def measure_engine(folder: Path, engine: str, qs: list[str], budget_s: float, em
     for name, fn in (("bm25", lambda q: lexical.search(q, 10)), ("dense", lambda q: store.dense_search(vectors[q], 10)),
                      ("hybrid", lambda q: retriever.search(q, 10))):
         ms = timed(fn, qs, budget_s)
-        row[name] = {"n": len(ms), "p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95), "mean_ms": statistics.fmean(ms)}
+        row[name] = {"n": len(ms), "first_ms": ms[0], "p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95),
+                     "mean_ms": statistics.fmean(ms)}
     row["rss_mb_peak"] = rss_mb()
     store.close()
     return row
@@ -246,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", default=None, help="keep the written stores here (default: a temporary folder)")
     parser.add_argument("--write-only", action="store_true", help="write the stores into --store and stop (measure them in a later run)")
     parser.add_argument("--embedded", default="qdrant-edge", choices=("qdrant-edge", "qdrant-client"), help="the embedded store")
+    parser.add_argument("--memory", default="cold", choices=("cold", "warm"), help="qdrant-edge's placement for the stores written")
+    parser.add_argument("--drop-caches", action="store_true", help="empty the OS page cache before each engine opens the store (root)")
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--child", nargs=3, metavar=("FOLDER", "ENGINE", "QUERIES_JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -262,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for n in args.sizes:
             folder = base / f"{args.embedded}-{n}"
-            written = write_store(folder, n, words, p, args.embedded) if not folder.exists() else {"passages": n, "write_passages_per_s": None}
+            written = write_store(folder, n, words, p, args.embedded, args.memory) if not folder.exists() else {"passages": n, "write_passages_per_s": None}
             print(f"{n} passages written: {written}", flush=True)
             if args.write_only:
                 (folder / "written.json").write_text(json.dumps(written))
@@ -270,10 +284,14 @@ def main(argv: list[str] | None = None) -> int:
             if written["write_passages_per_s"] is None and (folder / "written.json").is_file():  # written by an earlier --write-only run
                 written = json.loads((folder / "written.json").read_text())
             for engine in args.engines:
+                if args.drop_caches:
+                    subprocess.run(["sync"], check=True)
+                    Path("/proc/sys/vm/drop_caches").write_text("3\n")
                 out = subprocess.run([sys.executable, __file__, "--budget", str(args.budget), "--embedded", args.embedded,
                                       "--child", str(folder), engine, str(qfile)], capture_output=True, text=True, check=True)
                 row = json.loads(out.stdout.strip().splitlines()[-1]) | {"passages": n, "write_passages_per_s": written["write_passages_per_s"],
-                                                                         "optimise_s": written.get("optimise_s")}
+                                                                         "optimise_s": written.get("optimise_s"), "memory": placement(folder, args.embedded),
+                                                                         "dropped_caches": args.drop_caches}
                 results["sizes"].append(row)
                 print(json.dumps(row), flush=True)
         for n in args.lexical_only:
@@ -291,18 +309,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _latency(cell: dict, *, first: bool) -> str:
+    shown = f"{cell['first_ms']:.1f} / " if first and "first_ms" in cell else ""
+    return shown + f"{cell['p50_ms']:.1f} / {cell['p95_ms']:.1f}" + (f" (n={cell['n']})" if cell["n"] < 20 else "")
+
+
 def print_tables(results: dict) -> None:
     if results["sizes"]:
         print(f"\nembedded store: {results.get('embedded', 'qdrant-client')}")
-        print("\n| passages | write p/s (optimise s) | BM25 engine | store open s | lexical open s (build s) | BM25 p50/p95 ms | dense p50/p95 ms "
-              "| hybrid p50/p95 ms | RSS after open / peak MB |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("\n| passages | memory | write p/s (optimise s) | BM25 engine | store open s | lexical open s (build s) | BM25 p50/p95 ms "
+              "| dense first / p50 / p95 ms | hybrid p50/p95 ms | RSS after open / peak MB |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for r in results["sizes"]:
             build = f" ({r['bm25s_build_s']:.1f})" if "bm25s_build_s" in r else ""
-            cells = " | ".join(f"{r[k]['p50_ms']:.1f} / {r[k]['p95_ms']:.1f}" + (f" (n={r[k]['n']})" if r[k]["n"] < 20 else "") for k in ("bm25", "dense", "hybrid"))
+            cells = " | ".join(_latency(r[k], first=k == "dense") for k in ("bm25", "dense", "hybrid"))
             wrote = f"{r['write_passages_per_s']:.0f}" if r.get("write_passages_per_s") else "-"
             wrote += f" ({r['optimise_s']:.1f})" if r.get("optimise_s") is not None else ""
-            print(f"| {r['passages']} | {wrote} | {r['engine']} | {r['store_open_s']:.2f} | {r['lexical_open_s']:.2f}{build} | {cells} | {r['rss_mb_open']:.0f} / {r['rss_mb_peak']:.0f} |")
+            memory = r.get("memory", "-") + (", caches dropped" if r.get("dropped_caches") else "")
+            print(f"| {r['passages']} | {memory} | {wrote} | {r['engine']} | {r['store_open_s']:.2f} | {r['lexical_open_s']:.2f}{build} | {cells} | {r['rss_mb_open']:.0f} / {r['rss_mb_peak']:.0f} |")
     if results["lexical_only"]:
         print("\n| passages (bm25s alone) | build s | peak RSS while building MB | open s | index on disk MB | p50 / p95 ms |")
         print("|---|---|---|---|---|---|")

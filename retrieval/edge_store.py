@@ -5,8 +5,14 @@ payload and ids), one shard folder per collection under the store folder, memory
 dense vectors, an inverted index for the sparse ones), so opening reads nothing per passage. qdrant-client's embedded
 mode loads every point on open and searches in Python; bench/RESULTS.md has both measured at 100k passages.
 
-The shard keeps no collection metadata, so the layout, BM25 parameters and revision live in ``<collection>.json``
-beside it. A lock file keeps a second process out, as qdrant-client's local mode does.
+Where a new collection's dense vectors, HNSW graph and BM25 sparse index live is ``memory`` (``retriever.store_memory``):
+``cold`` memory-maps them and reads a page when a search first touches it, so opening reads almost nothing; ``warm`` is
+Qdrant's own default, which reads the vectors and the graph into the page cache and the sparse index onto the heap as the
+shard opens (a 1M-passage shard took 3.0-3.4 s to open that way, bench/RESULTS.md). A collection keeps the placement its
+segments were built with.
+
+The shard keeps no collection metadata, so the layout, BM25 parameters, placement and revision live in
+``<collection>.json`` beside it. A lock file keeps a second process out, as qdrant-client's local mode does.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from askfirst.retrieval.qdrant_store import (DENSE, LAYOUT, PAYLOAD_FIELDS, SPAR
 from askfirst.retrieval.sparse import B, K1, document_vector, query_vector
 
 EDGE_REQUIREMENT = "qdrant-edge-py==0.9.0"
+# Qdrant's HNSW defaults (m, ef_construct, full_scan_threshold): a graph given a placement must be given these too.
+HNSW_DEFAULTS = {"m": 16, "ef_construct": 100, "full_scan_threshold": 10_000}
 
 
 def _edge():
@@ -44,10 +52,10 @@ class EdgeStore:
     lexical_default = "bm25s"
     rebuilt_old_layout = False  # this layout is the only one an edge store has had
 
-    def __init__(self, *, collection: str, dim: int, path: str | Path, embedding: str = "", rebuild_old_layout: bool = False,
-                 _lock=None, _open=None):
+    def __init__(self, *, collection: str, dim: int, path: str | Path, embedding: str = "", memory: str = "cold",
+                 rebuild_old_layout: bool = False, _lock=None, _open=None):
         qe = _edge()
-        self.collection, self.dim, self.embedding = collection, dim, embedding
+        self.collection, self.dim, self.embedding, self.memory = collection, dim, embedding, memory
         self.root = Path(path)
         self.location = str(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -72,13 +80,24 @@ class EdgeStore:
                 raise
             self.shard = qe.EdgeShard.load(str(folder))
         else:
-            config = qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
-                                   sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)})
-            self.shard = qe.EdgeShard.create(str(folder), config)
-            self._write_metadata({"layout": LAYOUT, "dim": dim, "bm25_k1": K1, "bm25_b": B, "revision": uuid.uuid4().hex,
+            self.shard = qe.EdgeShard.create(str(folder), self._config(qe, dim, memory))
+            self._write_metadata({"layout": LAYOUT, "dim": dim, "bm25_k1": K1, "bm25_b": B, "memory": memory, "revision": uuid.uuid4().hex,
                                   **({"embedding": embedding} if embedding else {})})
         self._qe = qe
         self._open[collection] = self
+
+    @staticmethod
+    def _config(qe, dim: int, memory: str):
+        """A new shard's layout, with ``memory``'s placement (``warm``: Qdrant's defaults, nothing given)."""
+        if memory == "warm":
+            placed, graph = {}, {}
+        elif memory == "cold":
+            placed = {"memory": qe.Memory.Cold}
+            graph = {"hnsw_config": qe.HnswIndexConfig(**HNSW_DEFAULTS, memory=qe.Memory.Cold)}
+        else:
+            raise StoreError(f"store memory must be 'cold' or 'warm', not {memory!r}")
+        return qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, **placed, **graph)},
+                             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, **placed)})
 
     def _take_lock(self):
         handle = (self.root / ".askfirst.lock").open("w")
@@ -179,7 +198,7 @@ class EdgeStore:
         """Another collection in the same store folder (under this store's lock); the open one if it is open."""
         if collection in self._open:
             return self._open[collection]
-        return EdgeStore(collection=collection, dim=self.dim, path=self.root, embedding=self.embedding,
+        return EdgeStore(collection=collection, dim=self.dim, path=self.root, embedding=self.embedding, memory=self.memory,
                          rebuild_old_layout=self._rebuild_old_layout, _lock=self._lock, _open=self._open)
 
     def close(self) -> None:

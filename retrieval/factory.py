@@ -50,7 +50,7 @@ def open_store(config: AskFirstConfig, *, rebuild_old_layout: bool = False) -> P
         from askfirst.retrieval.edge_store import EdgeStore
 
         return EdgeStore(collection=collection_name(config), dim=embedder.dim, path=store_path(config), embedding=r.embedding_model,
-                         rebuild_old_layout=rebuild_old_layout)
+                         memory=r.store_memory, rebuild_old_layout=rebuild_old_layout)
     return PassageStore(collection=collection_name(config), dim=embedder.dim, path=store_path(config), url=r.qdrant_url,
                         embedding=r.embedding_model, rebuild_old_layout=rebuild_old_layout)
 

@@ -85,3 +85,45 @@ def test_a_sibling_asked_for_twice_is_one_open_shard_and_closes_with_its_store(t
     again = EdgeStore(collection="docs_faq", dim=8, path=tmp_path / "e")
     assert again.count() == 0
     again.close()
+
+
+def _segment_placements(folder) -> set[tuple[str, str | None]]:
+    """Each segment's dense storage type and its sparse index's placement, as the engine wrote them."""
+    import json
+
+    configs = [json.loads(f.read_text())["config"] for f in (folder / "segments").glob("*/segment.json")]
+    return {(c["vector_data"]["dense"]["storage_type"], c["sparse_vector_data"]["bm25"]["index"].get("memory")) for c in configs}
+
+
+def test_store_memory_places_a_new_collections_vectors_and_the_collection_keeps_it(tmp_path):
+    """``cold`` memory-maps the vectors and the sparse index without reading them in as the shard opens (Qdrant's
+    ``InRam*`` storage types are read in); ``warm`` is Qdrant's default. Reopening with another setting changes nothing."""
+    import json
+
+    import numpy as np
+
+    from askfirst.retrieval.chunking import Passage
+    from askfirst.retrieval.factory import open_store
+
+    passages = [Passage(f"p{i}", f"d{i}", f"Title {i}", f"passage {i} about fee number {i}") for i in range(40)]
+    vectors = np.random.default_rng(0).standard_normal((40, 384)).astype(np.float32)  # the configured embedder's size
+    placed = {}
+    for memory in ("cold", "warm"):
+        store = EdgeStore(collection=memory, dim=384, path=tmp_path / "e", memory=memory)
+        store.upsert(passages, vectors)
+        store.optimize()
+        assert store.dense_search(vectors[7], 1)[0][0] == "p7"
+        placed[memory] = _segment_placements(tmp_path / "e" / memory)
+        store.close()
+    assert placed["cold"] and all(not kind.startswith("InRam") and sparse == "cold" for kind, sparse in placed["cold"])
+    assert placed["warm"] and all(kind.startswith("InRam") and sparse is None for kind, sparse in placed["warm"])
+
+    config = load_config(overrides=[f"runs_dir={tmp_path}", f"retriever.qdrant_path={tmp_path / 'e'}", "data.collection=cold",
+                                    "retriever.store_memory=warm"])
+    store = open_store(config)
+    assert store.memory == "warm" and store.dense_search(vectors[3], 1)[0][0] == "p3"
+    store.close()
+    assert _segment_placements(tmp_path / "e" / "cold") == placed["cold"]
+    assert json.loads((tmp_path / "e" / "cold.json").read_text())["memory"] == "cold"
+    with pytest.raises(StoreError, match="'cold' or 'warm'"):
+        EdgeStore(collection="other", dim=8, path=tmp_path / "x", memory="pinned")
