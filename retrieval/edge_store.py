@@ -55,6 +55,8 @@ class EdgeStore:
     def __init__(self, *, collection: str, dim: int, path: str | Path, embedding: str = "", memory: str = "cold",
                  rebuild_old_layout: bool = False, _lock=None, _open=None):
         qe = _edge()
+        if memory not in ("cold", "warm"):
+            raise StoreError(f"store memory must be 'cold' or 'warm', not {memory!r}")
         self.collection, self.dim, self.embedding, self.memory = collection, dim, embedding, memory
         self.root = Path(path)
         self.location = str(self.root)
@@ -89,13 +91,10 @@ class EdgeStore:
     @staticmethod
     def _config(qe, dim: int, memory: str):
         """A new shard's layout, with ``memory``'s placement (``warm``: Qdrant's defaults, nothing given)."""
-        if memory == "warm":
-            placed, graph = {}, {}
-        elif memory == "cold":
+        placed, graph = {}, {}
+        if memory == "cold":
             placed = {"memory": qe.Memory.Cold}
             graph = {"hnsw_config": qe.HnswIndexConfig(**HNSW_DEFAULTS, memory=qe.Memory.Cold)}
-        else:
-            raise StoreError(f"store memory must be 'cold' or 'warm', not {memory!r}")
         return qe.EdgeConfig(vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, **placed, **graph)},
                              sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, **placed)})
 

@@ -125,5 +125,5 @@ def test_store_memory_places_a_new_collections_vectors_and_the_collection_keeps_
     store.close()
     assert _segment_placements(tmp_path / "e" / "cold") == placed["cold"]
     assert json.loads((tmp_path / "e" / "cold.json").read_text())["memory"] == "cold"
-    with pytest.raises(StoreError, match="'cold' or 'warm'"):
-        EdgeStore(collection="other", dim=8, path=tmp_path / "x", memory="pinned")
+    with pytest.raises(StoreError, match="'cold' or 'warm'"):  # refused before anything is opened or created
+        EdgeStore(collection="cold", dim=384, path=tmp_path / "e", memory="pinned")
