@@ -8,6 +8,8 @@ memory). Scores are per collection and averaged weighted by the number of querie
     python bench/retrieval_bench.py                 # all four collections
     python bench/retrieval_bench.py --collections govt --limit 20
     python bench/retrieval_bench.py --embedded qdrant-edge     # the same on the qdrant-edge embedded store
+    python bench/retrieval_bench.py --max-seq-length 128       # passages and queries cut at 128 tokens (the model's
+                                                               # training length; sentence-transformers' default is 256)
 
 Latency at corpus sizes past MTRAG's is ``bench/scale_bench.py``.
 
@@ -47,11 +49,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def bench_collection(name: str, data_dir: Path, store_dir: Path, *, limit: int | None, k: int = 10, embedded: str = "qdrant-client") -> dict:
+def bench_collection(name: str, data_dir: Path, store_dir: Path, *, limit: int | None, k: int = 10, embedded: str = "qdrant-client",
+                     max_seq_length: int | None = None) -> dict:
     docs = load_corpus(passage_pool_path(data_dir, name))
     tasks = [t for t in load_mtrag_tasks(data_dir) if t.collection == name and t.qrels]
     tasks = tasks[:limit] if limit else tasks
     embedder = get_embedder("all-MiniLM-L6-v2")
+    if max_seq_length:  # an experiment on the build's cost: the encoder's work grows with the tokens it reads
+        embedder._model.max_seq_length = max_seq_length
     if embedded == "qdrant-edge":
         from askfirst.retrieval.edge_store import EdgeStore
 
@@ -60,7 +65,8 @@ def bench_collection(name: str, data_dir: Path, store_dir: Path, *, limit: int |
         store = PassageStore(collection=name, dim=embedder.dim, path=store_dir)
     report = build_index(docs, store, embedder)
     row: dict = {"collection": name, "documents": len(docs), "passages": report.passages, "queries": len(tasks),
-                 "build_seconds": report.seconds, "build_passages_per_s": report.passages_per_second}
+                 "build_seconds": report.seconds, "build_passages_per_s": report.passages_per_second,
+                 "max_seq_length": embedder._model.max_seq_length}
     for variant in MODES:
         mode, _, lexical_kind = variant.partition("/")
         start = time.perf_counter()
@@ -88,6 +94,7 @@ def weighted(rows: list[dict], mode: str, key: str) -> float:
 
 
 def print_table(rows: list[dict]) -> None:
+    print(f"\nembedding: passages and queries cut at {rows[0]['max_seq_length']} tokens")
     print(f"\n{'collection':10s} {'passages':>8s} {'build p/s':>9s} {'queries':>7s} | " + " | ".join(f"{m:^15s}" for m in MODES))
     for r in rows:
         cells = " | ".join(f"{r[m]['ndcg@5']:7.4f} {r[m]['recall@10']:7.4f}" for m in MODES)
@@ -107,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="shared data folder (default: ASKFIRST_DATA_DIR or ../shared/data)")
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--embedded", default="qdrant-client", choices=("qdrant-client", "qdrant-edge"), help="the embedded store's engine")
+    parser.add_argument("--max-seq-length", type=int, default=None, help="cut passages and queries at this many tokens (default: the model's 256)")
     args = parser.parse_args(argv)
     data_dir = shared_data_dir(args.data_dir)
     if not (data_dir / "mtrag").is_dir():
@@ -114,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     store_dir = Path(tempfile.mkdtemp(prefix="askfirst-bench-"))  # fresh, so build throughput is measured from zero
     try:
-        rows = [bench_collection(c, data_dir, store_dir, limit=args.limit, embedded=args.embedded) for c in args.collections]
+        rows = [bench_collection(c, data_dir, store_dir, limit=args.limit, embedded=args.embedded, max_seq_length=args.max_seq_length)
+                for c in args.collections]
     finally:
         shutil.rmtree(store_dir, ignore_errors=True)
     print_table(rows)
