@@ -249,6 +249,8 @@ def lexical_only(n: int, words, p, qs: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from askfirst.retrieval.edge_store import PLACEMENTS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="*", type=int, default=[4400, 100_000])
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", default=None, help="keep the written stores here (default: a temporary folder)")
     parser.add_argument("--write-only", action="store_true", help="write the stores into --store and stop (measure them in a later run)")
     parser.add_argument("--embedded", default="qdrant-edge", choices=("qdrant-edge", "qdrant-client"), help="the embedded store")
-    parser.add_argument("--memory", default="cold", choices=("cold", "warm"), help="qdrant-edge's placement for the stores written")
+    parser.add_argument("--memory", default="cold", choices=PLACEMENTS, help="qdrant-edge's placement for the stores written")
     parser.add_argument("--drop-caches", action="store_true", help="empty the OS page cache before each engine opens the store (root)")
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--child", nargs=3, metavar=("FOLDER", "ENGINE", "QUERIES_JSON"), help=argparse.SUPPRESS)

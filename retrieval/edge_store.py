@@ -33,6 +33,7 @@ from askfirst.retrieval.sparse import B, K1, document_vector, query_vector
 EDGE_REQUIREMENT = "qdrant-edge-py==0.9.0"
 # Qdrant's HNSW defaults (m, ef_construct, full_scan_threshold): a graph given a placement must be given these too.
 HNSW_DEFAULTS = {"m": 16, "ef_construct": 100, "full_scan_threshold": 10_000}
+PLACEMENTS = ("cold", "warm")  # ``retriever.store_memory``'s values
 
 
 def _edge():
@@ -55,8 +56,8 @@ class EdgeStore:
     def __init__(self, *, collection: str, dim: int, path: str | Path, embedding: str = "", memory: str = "cold",
                  rebuild_old_layout: bool = False, _lock=None, _open=None):
         qe = _edge()
-        if memory not in ("cold", "warm"):
-            raise StoreError(f"store memory must be 'cold' or 'warm', not {memory!r}")
+        if memory not in PLACEMENTS:
+            raise StoreError(f"store memory must be {' or '.join(map(repr, PLACEMENTS))}, not {memory!r}")
         self.collection, self.dim, self.embedding, self.memory = collection, dim, embedding, memory
         self.root = Path(path)
         self.location = str(self.root)
