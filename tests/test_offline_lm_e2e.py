@@ -116,7 +116,7 @@ def test_askfirst_answers_asks_first_and_says_it_does_not_know(session):
     answer, ambiguous, unknown = replies["a01"], replies["c01"], replies["u04"]
     assert answer.route == "answer" and "4,200" in answer.answer and "fees-tuition-undergraduate" in answer.citations, answer.toDict()
     assert ambiguous.route == "clarify" and len(ambiguous.options) >= 2, ambiguous.toDict()
-    assert unknown.route == "idk", unknown.toDict()
+    assert unknown.route == "idk" and unknown.absent_terms["verdict"] == "none", unknown.toDict()  # "summer school in Japan": no LM call
 
 
 def test_a_reply_streams_token_by_token_with_the_counts_of_a_whole_reply(session):

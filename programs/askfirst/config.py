@@ -43,6 +43,11 @@ class AskfirstConfig(ConfigSection):
                            "many words of what it asks about in no retrieved passage is UNANSWERABLE; 0 turns the check off. Two, because "
                            "the offline 1.5B often names the whole question as what is asked about, and one generic verb of it ('stay', "
                            "'finish') can be missing from an answering passage (measured on the demo's a07 and m01).")
+    absent_terms: int = Field(2, ge=0, le=10, description="The collection check on the user's own words: a part of the question "
+                              "(cut at sentence ends and at 'and' before a question word) with at least this many content words that "
+                              "no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered. No part covered: "
+                              "UNANSWERABLE with no LM call; some: PARTIAL. 0 turns it off. Two, as for key_terms: one generic "
+                              "word ('skip', 'want') can be missing from a collection that answers the question (the demo's m01, m04).")
     mode: Literal["ask_first", "answer_all"] = Field("ask_first", description="ask_first: an ambiguous question gets a clarifying "
                                                      "question naming the readings; answer_all: each reading is answered by the passage that gives it (ASQA-style benchmarks).")
     min_top_cosine: float | None = Field(

@@ -7,6 +7,7 @@ from typing import get_args
 import dspy
 
 from askfirst.config import ProgramConfig
+from askfirst.programs.askfirst.absent_terms import coverage, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
@@ -45,7 +46,11 @@ class AskFirstProgram(dspy.Module):
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
        fused into the ranking by document (RRF, ``faq_fusion``); escalation's second search is of the documents only.
-    3. Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
+    3. Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
+       content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
+       No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
+       covered: an ANSWERABLE or UNDERSPECIFIED assessment becomes PARTIAL.
+       Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
        searched query over the collection; below the threshold the question is UNANSWERABLE without an LM call.
        On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
        not (bench/RESULTS.md); the threshold is corpus- and embedder-specific, hence ``askfirst tune-threshold
@@ -81,7 +86,8 @@ class AskFirstProgram(dspy.Module):
     whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing,
     P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, its words no retrieved passage contains, and the label the
-    check overruled), ``probability_source``, ``ambiguity`` (what each signal said and the per-passage answers),
+    check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
+    overruled), ``probability_source``, ``ambiguity`` (what each signal said and the per-passage answers),
     ``escalated``, ``debate`` (rounds, confidence, unknown, accepted; when it ran).
     """
 
@@ -108,7 +114,7 @@ class AskFirstProgram(dspy.Module):
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings,
                        "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "faq": None,
-                                  "key_terms": {}, "probability_source": None, "ambiguity": {},
+                                  "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None}}
         try:
             return self._answer(question, history, state)
@@ -122,6 +128,11 @@ class AskFirstProgram(dspy.Module):
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
         extras["top_cosine"] = self.top_cosine(query)
+        if self.config.absent_terms and state["evidence"]:
+            extras["absent_terms"] = coverage(question, term_checker(state["ranking"], self.resources.has_term), min_words=self.config.absent_terms)
+            if extras["absent_terms"]["verdict"] == "none":  # no LM call, nor escalation: no search finds words the collection lacks
+                state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
+                return self._respond(self.program_config.unanswerable_route, question, history, state)
         if self.referent is not None and state["evidence"]:
             extras["referent"] = self.referent_signal(question, history)
             if extras["referent"]["flagged"] and self.config.mode == "ask_first":  # answer_all: the readings are answered below
@@ -239,6 +250,10 @@ class AskFirstProgram(dspy.Module):
         if self.config.key_terms and len(missing) >= self.config.key_terms and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             state["extras"]["key_terms"]["overruled"] = label  # nothing the passages say backs that label
             label, confidence, p_answer = "UNANSWERABLE", 1.0, 0.0
+        absent = state["extras"]["absent_terms"]
+        if absent and absent["verdict"] == "some" and label in ("ANSWERABLE", "UNDERSPECIFIED"):
+            absent["overruled"] = label  # a part of it is about something the collection never mentions
+            label = "PARTIAL"
         state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
         route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
         return self.program_config.unanswerable_route if route == "idk" else route

@@ -1,0 +1,73 @@
+"""The collection check (``askfirst.absent_terms``): questions about things the collection never mentions."""
+
+from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
+from askfirst.programs.base import Resources
+from askfirst.retrieval.bm25 import BM25Index
+from tests.conftest import PASSAGES, ListRetriever
+from tests.test_askfirst_program import ANSWERABLE, run, scripted
+
+ABOUT_FEES = "What is the registration fee for the medical school?"
+HALF_ABOUT_FEES = "What is the lab fee, and does the university sell used textbooks?"
+
+
+class LexicalRetriever(ListRetriever):
+    """The fixed passages, plus a real BM25 index over a larger collection than the passages retrieved."""
+
+    def __init__(self, collection=PASSAGES):
+        super().__init__()
+        self.lexical = BM25Index([p.passage_id for p in collection], [f"{p.title} {p.text}" for p in collection])
+
+
+def test_a_question_is_cut_at_sentence_ends_and_at_and_before_a_question_word():
+    assert question_parts(HALF_ABOUT_FEES) == ["What is the lab fee", "does the university sell used textbooks"]
+    assert question_parts("I want CS 310. Which courses come first and what is the math one?") == [
+        "I want CS 310", "Which courses come first", "what is the math one"]
+    # "and" inside a part, and a decimal point, cut nothing
+    assert question_parts("Is a GPA of 3.7 and a thesis needed, and in which semester?") == ["Is a GPA of 3.7 and a thesis needed, and in which semester"]
+
+
+def test_a_word_is_known_by_its_stem_in_the_passages_or_as_written_in_the_collection():
+    asked = []
+    known = term_checker(PASSAGES[:1], lambda token: asked.append(token) or token == "semester")
+    assert known("courses") and known("fees") and known("semester") and not known("parking")
+    assert asked[0] == "semester" and "parking" in asked and "fees" not in asked  # asked only about what the passages lack
+
+
+def test_a_part_needs_enough_unknown_words_to_count_as_uncovered():
+    known = term_checker(PASSAGES, lambda token: False)
+    record = coverage(ABOUT_FEES, known, min_words=2)
+    assert record["verdict"] == "none" and record["parts"] == [{"part": ABOUT_FEES.rstrip("?"), "unknown": ["medical", "school"]}]
+    assert coverage(ABOUT_FEES, known, min_words=3)["verdict"] == "all"
+    half = coverage(HALF_ABOUT_FEES, known, min_words=2)
+    assert half["verdict"] == "some" and half["uncovered"] == 1 and half["parts"][0]["unknown"] == ["lab"]
+    assert coverage("And you?", known, min_words=1)["verdict"] == "all"  # nothing but stopwords is no part
+
+
+def test_the_collection_is_asked_through_its_bm25_index_and_without_one_everything_is_known():
+    resources = Resources(retriever=LexicalRetriever())
+    assert resources.has_term("registration") and not resources.has_term("medical")
+    assert Resources(retriever=ListRetriever()).has_term("medical")
+
+
+def test_a_question_about_what_the_collection_never_mentions_is_idk_with_no_lm_call(schema_lm):
+    assessed = []
+    script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)
+    reply, *_ = run(schema_lm, ABOUT_FEES, script=script, retriever=LexicalRetriever())
+    assert reply.route == "idk" and reply.label == "UNANSWERABLE" and reply.absent_terms["verdict"] == "none"
+    assert assessed == [] and not reply.escalated and not reply.citations
+    # Off, or with a retriever that cannot say what the collection has, the assessment decides (here: answer).
+    reply, *_ = run(schema_lm, ABOUT_FEES, "askfirst.absent_terms=0", "askfirst.ambiguity=off", script=script, retriever=LexicalRetriever())
+    assert reply.route == "answer" and reply.absent_terms is None
+    reply, *_ = run(schema_lm, ABOUT_FEES, "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.absent_terms["verdict"] == "all"
+
+
+def test_a_question_with_one_part_the_collection_never_mentions_is_partial(schema_lm):
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", retriever=LexicalRetriever())
+    assert reply.route == "partial" and reply.label == "PARTIAL"
+    assert reply.absent_terms["verdict"] == "some" and reply.absent_terms["overruled"] == "ANSWERABLE"
+    assert reply.extras["ambiguity"] == {}  # a partial question is not asked about
+    # The words are in the collection, though not in the passages retrieved: the assessment's label stands.
+    collection = [*PASSAGES, PASSAGES[0].__class__("shop", "shop", "Bookshop", "The university bookshop will sell used textbooks.")]
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.ambiguity=off", retriever=LexicalRetriever(collection))
+    assert reply.route == "answer" and reply.absent_terms["verdict"] == "all"
