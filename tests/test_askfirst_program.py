@@ -6,7 +6,7 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import divergent_options
+from askfirst.programs.askfirst.divergence import divergent_options, named_document
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
@@ -313,3 +313,16 @@ def test_a_question_naming_one_reading_is_not_ambiguous_but_a_shared_word_names_
     assert divergent_options([(payment, "15 September"), (housing, "30 June")], "When is the tuition payment deadline?") == []
     # an "answer" that only repeats the question's own words is none
     assert divergent_options([(payment, "15 September"), (housing, "the deadline")], "When is the deadline?") == []
+
+
+def test_a_question_naming_one_assessed_document_skips_the_per_passage_answers_call(schema_lm):
+    lab, registration, course = PASSAGES
+    assert named_document("What is the laboratory fee for a course?", [lab, registration, course]) == "fees-lab"
+    assert named_document("How much is the fee?", [lab, registration]) is None  # "fee" is in both titles
+    assert named_document("Which fee?", [lab, registration]) is None  # one content word names a kind
+    asked = []
+    script = scripted(passage_answers=lambda text: asked.append(text) or passage_answers(text))
+    reply, *_ = run(schema_lm, "What is the laboratory fee for a course?", script=script)
+    assert reply.route == "answer" and asked == [] and reply.ambiguity["divergence"] == {"diverges": False, "named": "fees-lab"}
+    reply, *_ = run(schema_lm, "What is the laboratory fee for a course?", "askfirst.skip_named=false", script=script)
+    assert reply.route == "answer" and len(asked) == 1 and "candidates" in reply.ambiguity["divergence"]  # the guard, after the call

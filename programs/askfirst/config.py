@@ -37,6 +37,10 @@ class AskfirstConfig(ConfigSection):
         False, description="Ask rather than say 'I don't know' when a follow-up puts a definite determiner before a word no earlier "
         "turn has ('the loan', 'the animal'): the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks). Lexical, "
         "no LM call; a first question's 'the X' names X and is left to the assessment.")
+    skip_named: bool = Field(True, description="Skip divergence's per-passage answers call (an LM call) when the question names one "
+                             "of the assessed documents by a title word none of the others' titles has: such a question has "
+                             "picked its reading, and divergence among documents it names would be discarded anyway. Off: always "
+                             "call, and apply that guard to the diverging documents only.")
     divergence_passages: int = Field(4, ge=2, le=8, description="Documents the evidence assessment reads (the evidence, then the next passages "
                                      "of the ranking from other documents), each answering the question on its own: the input of divergence.")
     key_terms: int = Field(2, ge=0, le=10, description="The key-term check (MAF-RAG's KeyMatch as a check): a question with at least this "

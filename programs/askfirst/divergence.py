@@ -44,10 +44,20 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "")
     if len(first_doc) < 2:
         return []
     docs = list(first_doc.values())
-    content = content_stems(question)
-    if len(content) > 1:
-        for doc in docs:
-            others = set().union(*(content_stems(o.title) for o in docs if o.doc_id != doc.doc_id))
-            if (content_stems(doc.title) - others) & content:
-                return []
+    if question and named_document(question, docs):
+        return []
     return list(dict.fromkeys(reading_name(p) for p in docs))
+
+
+def named_document(question: str, passages: list[Passage]) -> str | None:
+    """The id of the first document of ``passages`` that ``question`` names by a title word none of the others' titles
+    has, if any; a question of one content word names none (it names a kind: "When is the deadline?")."""
+    content = content_stems(question)
+    if len(content) <= 1:
+        return None
+    docs = list({p.doc_id: p for p in reversed(passages)}.values())[::-1]  # each document once, at its first passage
+    for doc in docs:
+        others = set().union(*(content_stems(o.title) for o in docs if o.doc_id != doc.doc_id))
+        if (content_stems(doc.title) - others) & content:
+            return doc.doc_id
+    return None

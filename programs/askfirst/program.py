@@ -9,7 +9,7 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, reading_name
+from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_document, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
@@ -69,7 +69,8 @@ class AskFirstProgram(dspy.Module):
     6. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
-       documents' titles are the options) and/or CLARION's detector grounded in the passages. In ``ask_first`` mode
+       documents' titles are the options; with ``skip_named`` a question that names one assessed document by a title
+       word the others lack skips that call, as its divergence would be discarded) and/or CLARION's detector grounded in the passages. In ``ask_first`` mode
        an ambiguous question gets a clarifying question naming them; in ``answer_all`` mode each reading is answered
        by the passage that gives it, citing it (ASQA-style benchmarks).
     7. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
@@ -272,9 +273,13 @@ class AskFirstProgram(dspy.Module):
             signals.append(detected)
         options: list[str] = []
         if self.passage_answers is not None:
-            state["candidates"] = self._candidates(query, state["evidence"])
-            options = divergent_options(state["candidates"], query)
-            record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
+            named = named_document(query, state["evidence"]) if self.config.skip_named else None
+            if named:  # the question names its reading: the guard would discard any divergence, so no call
+                record["divergence"] = {"diverges": False, "named": named}
+            else:
+                state["candidates"] = self._candidates(query, state["evidence"])
+                options = divergent_options(state["candidates"], query)
+                record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
             record["options"] = options
             signals.append(bool(options))
         if not signals:
