@@ -36,7 +36,7 @@ def test_a_word_is_known_by_its_stem_in_the_passages_or_as_written_in_the_collec
 def test_a_part_needs_enough_unknown_words_to_count_as_uncovered():
     known = term_checker(PASSAGES, lambda token: False)
     record = coverage(ABOUT_FEES, known, min_words=2)
-    assert record["verdict"] == "none" and record["parts"] == [{"part": ABOUT_FEES.rstrip("?"), "unknown": ["medical", "school"]}]
+    assert record["verdict"] == "none" and record["parts"] == [{"part": ABOUT_FEES.rstrip("?"), "unknown": ["medical", "school"], "covered": False}]
     assert coverage(ABOUT_FEES, known, min_words=3)["verdict"] == "all"
     half = coverage(HALF_ABOUT_FEES, known, min_words=2)
     assert half["verdict"] == "some" and half["uncovered"] == 1 and half["parts"][0]["unknown"] == ["lab"]
@@ -63,8 +63,14 @@ def test_a_question_about_what_the_collection_never_mentions_is_idk_with_no_lm_c
 
 
 def test_a_question_with_one_part_the_collection_never_mentions_is_partial(schema_lm):
-    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", retriever=LexicalRetriever())
-    assert reply.route == "partial" and reply.label == "PARTIAL"
+    answered = []
+    script = scripted(cited_ids=lambda text: answered.append(text) or {"answer": "The lab fee is EUR 85.", "cited_ids": ["fees-lab"]})
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", script=script, retriever=LexicalRetriever())
+    assert reply.route == "partial" and reply.label == "PARTIAL" and reply.citations == ["fees-lab"]
+    # The covered part gets a complete answer; the uncovered one is what the reply says is missing.
+    assert reply.missing == "does the university sell used textbooks"
+    assert reply.answer == "The lab fee is EUR 85. What the documents do not say: does the university sell used textbooks"
+    assert len(answered) == 1 and "[[ ## question ## ]]\nWhat is the lab fee\n\n[[ ## passages ## ]]" in answered[0]
     assert reply.absent_terms["verdict"] == "some" and reply.absent_terms["overruled"] == "ANSWERABLE"
     assert reply.extras["ambiguity"] == {}  # a partial question is not asked about
     # The words are in the collection, though not in the passages retrieved: the assessment's label stands.

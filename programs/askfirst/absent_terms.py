@@ -49,11 +49,14 @@ def unknown_words(text: str, known: Callable[[str], bool]) -> list[str]:
 
 
 def coverage(question: str, known: Callable[[str], bool], *, min_words: int) -> dict:
-    """The check's record: ``{"parts": [{"part", "unknown"}], "uncovered": n, "verdict", "overruled"}``, where a part
-    with at least ``min_words`` unknown words is uncovered, the verdict is ``"none"`` (no part covered), ``"some"`` or
+    """The check's record: ``{"parts": [{"part", "unknown", "covered"}], "uncovered": n, "verdict", "overruled"}``, where
+    a part with at least ``min_words`` unknown words is uncovered, the verdict is ``"none"`` (no part covered), ``"some"`` or
     ``"all"``, and ``overruled`` is left for the program (the label a ``"some"`` verdict turned into PARTIAL)."""
-    parts = [{"part": part, "unknown": unknown_words(part, known)} for part in question_parts(question)]
-    parts = [p for p in parts if tokenize(p["part"])]  # a part of stopwords only ("and you?") says nothing either way
-    uncovered = sum(len(p["unknown"]) >= min_words for p in parts)
+    parts = []
+    for part in question_parts(question):
+        if tokenize(part):  # a part of stopwords only ("and you?") says nothing either way
+            unknown = unknown_words(part, known)
+            parts.append({"part": part, "unknown": unknown, "covered": len(unknown) < min_words})
+    uncovered = sum(not p["covered"] for p in parts)
     verdict = "all" if not uncovered else "none" if uncovered == len(parts) else "some"
     return {"parts": parts, "uncovered": uncovered, "verdict": verdict, "overruled": None}

@@ -16,6 +16,7 @@ from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, question_and_history
+from askfirst.programs.common.responders import partial_reply
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, ReferentLabel, StandaloneQuestion, UnnamedReferent
@@ -49,7 +50,8 @@ class AskFirstProgram(dspy.Module):
     3. Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
        content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
-       covered: an ANSWERABLE or UNDERSPECIFIED assessment becomes PARTIAL.
+       covered: an ANSWERABLE or UNDERSPECIFIED assessment becomes PARTIAL, and the reply answers the covered parts
+       and names the others as missing.
        Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
        searched query over the collection; below the threshold the question is UNANSWERABLE without an LM call.
        On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
@@ -351,8 +353,17 @@ class AskFirstProgram(dspy.Module):
 
     def _respond(self, route: str, question: str, history: str, state: dict) -> Reply:
         passages_text = format_passages(state["evidence"], max_chars=self.program_config.passage_chars)
-        reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
-                                passage_ids=[p.passage_id for p in state["evidence"]])
+        absent = state["extras"]["absent_terms"]
+        if route == "partial" and absent and absent["verdict"] == "some":
+            # The collection check knows which parts are missing: the covered ones get a complete answer (the 1.5B's
+            # partial responder, left to find the split itself, answered the missing part and called the other missing).
+            covered, missing = ("; ".join(p["part"] for p in absent["parts"] if p["covered"] is want) for want in (True, False))
+            reply = self.responders(route="answer", question=covered, conversation_history=history, passages_text=passages_text,
+                                    passage_ids=[p.passage_id for p in state["evidence"]])
+            reply.answer, reply.missing = partial_reply(reply.answer, missing), missing
+        else:
+            reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
+                                    passage_ids=[p.passage_id for p in state["evidence"]])
         return Reply(route=route, answer=reply.answer, citations=reply.citations, missing=reply.missing, options=reply.options,
                      label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state),
                      **state["extras"])

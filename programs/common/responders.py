@@ -20,6 +20,11 @@ def clean_citations(cited, allowed: list[str]) -> list[str]:
     return out
 
 
+def partial_reply(answer: str, missing: str) -> str:
+    """A partial answer's text: what the passages answer, then what they do not."""
+    return f"{answer} What the documents do not say: {missing}" if missing else answer
+
+
 class Responders(dspy.Module):
     """Write the reply for a route from the evidence passages."""
 
@@ -39,7 +44,6 @@ class Responders(dspy.Module):
             return dspy.Prediction(answer=out.clarifying_question, citations=[], missing="", options=[str(o) for o in out.options or []])
         if route == "partial":
             out = call_predictor(self.partial, "partial_answer", retries=self.retries, **inputs)
-            answer = f"{out.answer} What the documents do not say: {out.missing}" if out.missing else out.answer
-            return dspy.Prediction(answer=answer, citations=clean_citations(out.cited_ids, passage_ids), missing=out.missing, options=[])
+            return dspy.Prediction(answer=partial_reply(out.answer, out.missing), citations=clean_citations(out.cited_ids, passage_ids), missing=out.missing, options=[])
         out = call_predictor(self.complete, "complete_answer", retries=self.retries, **inputs)
         return dspy.Prediction(answer=out.answer, citations=clean_citations(out.cited_ids, passage_ids), missing="", options=[])
