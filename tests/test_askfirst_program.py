@@ -326,3 +326,13 @@ def test_a_question_naming_one_assessed_document_skips_the_per_passage_answers_c
     assert reply.route == "answer" and asked == [] and reply.ambiguity["divergence"] == {"diverges": False, "named": "fees-lab"}
     reply, *_ = run(schema_lm, "What is the laboratory fee for a course?", "askfirst.skip_named=false", script=script)
     assert reply.route == "answer" and len(asked) == 1 and "candidates" in reply.ambiguity["divergence"]  # the guard, after the call
+
+
+def test_a_one_part_question_labelled_partial_is_answered(schema_lm):
+    partial = scripted(asked_about=assessment("PARTIAL", asked_about="lab fee"))
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", script=partial)
+    assert reply.route == "answer" and reply.label == "ANSWERABLE" and reply.one_part_partial == "ANSWERABLE"
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", "askfirst.partial_needs_parts=false", script=partial)
+    assert reply.route == "partial" and reply.one_part_partial is None
+    reply, *_ = run(schema_lm, "How much is the laboratory fee, and is it refunded?", "askfirst.escalation=false", script=partial)
+    assert reply.route == "partial" and reply.one_part_partial is None  # two parts: one may be unanswered

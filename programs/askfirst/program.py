@@ -7,7 +7,7 @@ from typing import get_args
 import dspy
 
 from askfirst.config import ProgramConfig
-from askfirst.programs.askfirst.absent_terms import coverage, term_checker
+from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_document, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
@@ -51,7 +51,8 @@ class AskFirstProgram(dspy.Module):
        content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
        covered: an ANSWERABLE or UNDERSPECIFIED assessment becomes PARTIAL, and the reply answers the covered parts
-       and names the others as missing.
+       and names the others as missing. With ``partial_needs_parts`` a PARTIAL label on a question of one part
+       (as cut here) is taken as ANSWERABLE.
        Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
        searched query over the collection; below the threshold the question is UNANSWERABLE without an LM call.
        On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
@@ -115,10 +116,10 @@ class AskFirstProgram(dspy.Module):
         question, history, warnings = question_and_history(conversation, max_question_chars=self.program_config.max_question_chars,
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
-                       "candidates": [], "warnings": warnings,
+                       "candidates": [], "warnings": warnings, "question": question,
                        "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
-                                  "escalated": False, "debate": None}}
+                                  "escalated": False, "debate": None, "one_part_partial": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -257,6 +258,9 @@ class AskFirstProgram(dspy.Module):
         if absent and absent["verdict"] == "some" and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             absent["overruled"] = label  # a part of it is about something the collection never mentions
             label = "PARTIAL"
+        elif label == "PARTIAL" and self.config.partial_needs_parts and len(question_parts(state["question"])) < 2:
+            state["extras"]["one_part_partial"] = "ANSWERABLE"  # a question of one part has no part left unanswered
+            label = "ANSWERABLE"
         state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
         route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
         return self.program_config.unanswerable_route if route == "idk" else route
