@@ -73,9 +73,10 @@ class AskFirstProgram(dspy.Module):
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
        documents' titles are the options; with ``skip_named`` a question that names one assessed document by a title
-       word the others lack skips that call, as its divergence would be discarded) and/or CLARION's detector grounded in the passages. In ``ask_first`` mode
-       an ambiguous question gets a clarifying question naming them; in ``answer_all`` mode each reading is answered
-       by the passage that gives it, citing it (ASQA-style benchmarks).
+       word the others lack skips that call, as its divergence would be discarded) and/or CLARION's detector
+       grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
+       in ``answer_all`` mode each reading is answered by the passage that gives it, citing it (ASQA-style
+       benchmarks).
     7. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
        ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (the gate then takes
        the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
@@ -91,8 +92,9 @@ class AskFirstProgram(dspy.Module):
     P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, its words no retrieved passage contains, and the label the
     check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
-    overruled), ``probability_source``, ``ambiguity`` (what each signal said and the per-passage answers),
-    ``escalated``, ``debate`` (rounds, confidence, unknown, accepted; when it ran).
+    overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
+    ``ambiguity`` (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence,
+    unknown, accepted; when it ran).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
