@@ -6,7 +6,7 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import divergent_options, named_document
+from askfirst.programs.askfirst.divergence import divergent_options, named_document, named_in_conversation
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
@@ -323,9 +323,30 @@ def test_a_question_naming_one_assessed_document_skips_the_per_passage_answers_c
     asked = []
     script = scripted(passage_answers=lambda text: asked.append(text) or passage_answers(text))
     reply, *_ = run(schema_lm, "What is the laboratory fee for a course?", script=script)
-    assert reply.route == "answer" and asked == [] and reply.ambiguity["divergence"] == {"diverges": False, "named": "fees-lab"}
+    assert reply.route == "answer" and asked == [] and reply.ambiguity["divergence"] == {"diverges": False, "named": "fees-lab", "named_in": "question"}
     reply, *_ = run(schema_lm, "What is the laboratory fee for a course?", "askfirst.skip_named=false", script=script)
     assert reply.route == "answer" and len(asked) == 1 and "candidates" in reply.ambiguity["divergence"]  # the guard, after the call
+
+
+def test_a_document_an_earlier_turn_named_is_the_reading_a_follow_up_means(schema_lm):
+    lab, registration, _ = PASSAGES
+    history = "user: Tell me about the laboratory fee.\nassistant: It is charged for each laboratory course [fees-lab]."
+    assert named_in_conversation(history, [lab, registration]) == "fees-lab"
+    assert named_in_conversation("user: Tell me about the fees.\nassistant: Which fee?", [lab, registration]) is None  # a kind
+    assert named_in_conversation("", [lab, registration]) is None
+    # the guard on the diverging documents reads the conversation too (skip_named off: the call is made)
+    assert divergent_options([(lab, "EUR 85"), (registration, "EUR 60")], "How much is it?", conversation=history) == []
+    conversation = [{"role": "user", "content": "Tell me about the laboratory fee."},
+                    {"role": "assistant", "content": "It is charged for each laboratory course [fees-lab]."},
+                    {"role": "user", "content": "How much is the fee?"}]
+    asked = []
+    lost = scripted(standalone_question={"standalone_question": "How much is the fee?"},  # the rewrite dropped the subject
+                    passage_answers=lambda text: asked.append(text) or passage_answers(text))
+    reply, *_ = run(schema_lm, conversation, script=lost)
+    assert reply.route == "answer" and asked == []
+    assert reply.ambiguity["divergence"] == {"diverges": False, "named": "fees-lab", "named_in": "conversation"}
+    reply, *_ = run(schema_lm, conversation, "askfirst.conversation_names=false", script=lost)
+    assert reply.route == "clarify" and len(asked) == 1 and reply.options == ["Laboratory fee", "Registration fee"]
 
 
 def test_a_one_part_question_labelled_partial_is_answered(schema_lm):

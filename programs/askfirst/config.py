@@ -41,6 +41,10 @@ class AskfirstConfig(ConfigSection):
                              "of the assessed documents by a title word none of the others' titles has: such a question has "
                              "picked its reading, and divergence among documents it names would be discarded anyway. Off: always "
                              "call, and apply that guard to the diverging documents only.")
+    conversation_names: bool = Field(True, description="Take a document the conversation's earlier turns name (by a title word "
+                                     "none of the other assessed documents' titles has) as the reading a follow-up means, as skip_named "
+                                     "does for the question: no divergence call, no clarifying question. On the demo's t03 the 0.5B "
+                                     "rewrite dropped the award the first turn named, and divergence asked which scholarship.")
     divergence_passages: int = Field(4, ge=2, le=8, description="Documents the evidence assessment reads (the evidence, then the next passages "
                                      "of the ranking from other documents), each answering the question on its own: the input of divergence.")
     key_terms: int = Field(2, ge=0, le=10, description="The key-term check (MAF-RAG's KeyMatch as a check): a question with at least this "

@@ -3,6 +3,8 @@ give it different answers; those documents' titles are the readings a clarifying
 
 from __future__ import annotations
 
+import re
+
 from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.programs.askfirst.key_terms import content_stems
 from askfirst.retrieval.chunking import Passage
@@ -21,7 +23,7 @@ def clarifying_question(options: list[str]) -> str:
     return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
 
 
-def divergent_options(candidates: list[tuple[Passage, str]], question: str = "") -> list[str]:
+def divergent_options(candidates: list[tuple[Passage, str]], question: str = "", *, conversation: str = "") -> list[str]:
     """The titles of the documents behind two or more different candidate answers (empty when they agree).
 
     A candidate of "none", or one that only repeats the question's own words ("CS 201" asked of CS 310's page when
@@ -31,7 +33,9 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "")
     "Graduate tuition"), is not ambiguous: the other documents answer other questions. A title word they share
     ("fee", "scholarship") names a kind of thing, and so does a question that is nothing but one noun ("When is
     the deadline?"), whichever title has it. (Titles only: the words of the documents' texts named readings away
-    on the demo; "undergraduate" is in the bursary's text.)
+    on the demo; "undergraduate" is in the bursary's text.) With ``conversation`` (the earlier turns), a document the
+    conversation names that way has been picked as well: "How long does the essay have to be?" after a turn about the
+    Women in Computing Award is about that award's essay.
     """
     asked_text = f" {normalize_answer(question)} "
     first_doc: dict[str, Passage] = {}
@@ -44,7 +48,7 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "")
     if len(first_doc) < 2:
         return []
     docs = list(first_doc.values())
-    if question and named_document(question, docs):
+    if (question and named_document(question, docs)) or named_in_conversation(conversation, docs):
         return []
     return list(dict.fromkeys(reading_name(p) for p in docs))
 
@@ -61,3 +65,12 @@ def named_document(question: str, passages: list[Passage]) -> str | None:
         if (content_stems(doc.title) - others) & content:
             return doc.doc_id
     return None
+
+
+_ROLE = re.compile(r"^(user|assistant):\s*", re.MULTILINE)
+
+
+def named_in_conversation(history: str, passages: list[Passage]) -> str | None:
+    """:func:`named_document` on the conversation's earlier turns (``role: text`` lines, the roles left out): the
+    document an earlier turn named, which a follow-up's bare "the essay" refers to."""
+    return named_document(_ROLE.sub("", history), passages) if history.strip() else None

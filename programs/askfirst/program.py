@@ -9,7 +9,8 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_document, reading_name
+from askfirst.programs.askfirst.divergence import (clarifying_question, divergent_options, named_document, named_in_conversation,
+                                                   reading_name)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
@@ -151,7 +152,7 @@ class AskFirstProgram(dspy.Module):
         # questions, and their answers diverge without the question having readings (measured: u01, u02 on the demo).
         # A partial one has a part they answer and a part they lack, not readings to choose between.
         if self.config.ambiguity != "off" and state["evidence"] and state["label"] not in ("UNANSWERABLE", "PARTIAL"):
-            options = self._ambiguous(query, state)
+            options = self._ambiguous(query, history, state)
             each = self._answer_each_reading(state) if options and self.config.mode == "answer_all" else None
             if each is not None:
                 return each
@@ -267,7 +268,7 @@ class AskFirstProgram(dspy.Module):
         route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
         return self.program_config.unanswerable_route if route == "idk" else route
 
-    def _ambiguous(self, query: str, state: dict) -> list[str] | None:
+    def _ambiguous(self, query: str, history: str, state: dict) -> list[str] | None:
         """``None`` when the question is not (judged) ambiguous; else the options to offer (empty: let the
         clarification responder find them in the passages)."""
         signals, record = [], state["extras"]["ambiguity"]
@@ -281,12 +282,17 @@ class AskFirstProgram(dspy.Module):
             signals.append(detected)
         options: list[str] = []
         if self.passage_answers is not None:
-            named = named_document(query, state["evidence"]) if self.config.skip_named else None
-            if named:  # the question names its reading: the guard would discard any divergence, so no call
-                record["divergence"] = {"diverges": False, "named": named}
+            conversation = history if self.config.conversation_names else ""
+            named, named_in = {}, None
+            if self.config.skip_named:  # the question (or the conversation) names its reading: the guard would discard any divergence
+                named = {"question": named_document(query, state["evidence"]),
+                         "conversation": named_in_conversation(conversation, state["evidence"])}
+                named_in = next((where for where, doc in named.items() if doc), None)
+            if named_in:
+                record["divergence"] = {"diverges": False, "named": named[named_in], "named_in": named_in}
             else:
                 state["candidates"] = self._candidates(query, state["evidence"])
-                options = divergent_options(state["candidates"], query)
+                options = divergent_options(state["candidates"], query, conversation=conversation)
                 record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
             record["options"] = options
             signals.append(bool(options))
