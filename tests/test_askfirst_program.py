@@ -9,6 +9,7 @@ from askfirst.config import load_config
 from askfirst.programs.askfirst.divergence import divergent_options, named_document, named_in_conversation
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
+from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
@@ -148,6 +149,21 @@ def test_a_follow_up_is_made_standalone_before_retrieval(schema_lm):
     assert reply.standalone_query == "How much is the laboratory fee?" and retriever.calls[0] == ["How much is the laboratory fee?"]
     reply, _, retriever, _ = run(schema_lm, turns, "askfirst.ambiguity=off", "askfirst.standalone=false")
     assert retriever.calls[0] == ["How much is its fee?"]
+
+
+def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
+    assert checked_rewrite("Is Sweden politically neutral?", " Sweden is not politically neutral. ") is None
+    assert checked_rewrite("And the lab fee?", "How much is the laboratory fee? [fees-lab]") == "How much is the laboratory fee? [fees-lab]"
+    assert checked_rewrite("I heard the lab fee went up.", "The laboratory fee went up.") == "The laboratory fee went up."  # a statement
+    assert checked_rewrite("And the lab fee?", "  ") is None
+    conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
+                    {"role": "user", "content": "And the lab fee?"}]
+    answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})
+    reply, _, retriever, _ = run(schema_lm, conversation, script=answered)
+    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0] == ["And the lab fee?"]
+    assert reply.rewrite_refused == "The lab fee is EUR 85 [fees-lab]."
+    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.rewrite_check=false", script=answered)
+    assert reply.standalone_query == "The lab fee is EUR 85 [fees-lab]." and reply.rewrite_refused is None
 
 
 def test_the_router_sends_complex_questions_through_the_notes_loop(schema_lm):

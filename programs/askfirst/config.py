@@ -14,6 +14,8 @@ class AskfirstConfig(ConfigSection):
     the notes loop, re-ranker, classifier and responders it composes keep their ``program`` settings."""
 
     standalone: bool = Field(True, description="Rewrite a follow-up question into a self-contained one before retrieval (off: search the last turn).")
+    rewrite_check: bool = Field(True, description="Search with the user's turn instead of a rewrite that answers rather than asks "
+                                "(the turn ends with '?', the rewrite has none): the 0.5B rewriter sometimes copies or writes an answer.")
     complexity_router: Literal["lm", "simple", "complex"] = Field(
         "lm", description="R2RAG's router: simple -> one retrieval round, complex -> the query-generator <-> notes-builder loop; or force one.")
     ambiguity: Literal["off", "detector", "divergence", "both", "either"] = Field(

@@ -13,6 +13,7 @@ from askfirst.programs.askfirst.divergence import (clarifying_question, divergen
                                                    reading_name)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import unmatched_terms
+from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
@@ -43,7 +44,8 @@ def assessed_passages(ranking: list[Passage], *, evidence_k: int, documents: int
 class AskFirstProgram(dspy.Module):
     """The composed program (issue 15), stage by stage; each stage is switched in ``askfirst`` (or ``program``):
 
-    1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query.
+    1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query; with
+       ``rewrite_check``, a rewrite that answers instead of asking is refused and the user's turn searched.
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
@@ -88,7 +90,8 @@ class AskFirstProgram(dspy.Module):
        responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
     9. The responders, with citations.
 
-    Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``top_cosine`` (the gate's signal, recorded
+    Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
+    instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing,
     P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, its words no retrieved passage contains, and the label the
@@ -120,7 +123,7 @@ class AskFirstProgram(dspy.Module):
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings, "question": question,
-                       "extras": {"stage": None, "standalone_query": question, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "faq": None,
+                       "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None}}
         try:
@@ -130,7 +133,7 @@ class AskFirstProgram(dspy.Module):
 
     def _answer(self, question: str, history: str, state: dict) -> Reply:
         extras = state["extras"]
-        query = self.search_query(question, history)
+        query, extras["rewrite_refused"] = self._standalone(question, history)
         extras["standalone_query"] = query
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
@@ -179,10 +182,16 @@ class AskFirstProgram(dspy.Module):
 
     def search_query(self, question: str, history: str) -> str:
         """The query the program searches with: ``question`` made standalone when there is history and the stage is on."""
+        return self._standalone(question, history)[0]
+
+    def _standalone(self, question: str, history: str) -> tuple[str, str | None]:
+        """The search query and the rewrite refused by ``rewrite_check`` (``None`` when kept or not made)."""
         if self.rewrite is None or not history:
-            return question
+            return question, None
         out = call_predictor(self.rewrite, "askfirst_standalone", retries=self.retries, conversation_history=history, question=question)
-        return out.standalone_question.strip() or question
+        rewrite = str(out.standalone_question or "")
+        kept = checked_rewrite(question, rewrite) if self.config.rewrite_check else rewrite.strip()
+        return (kept, None) if kept else (question, rewrite or None)
 
     def top_cosine(self, query: str) -> float | None:
         """The retrieval gate's signal: the best dense cosine of ``query`` over the collection (``None`` without a dense index)."""

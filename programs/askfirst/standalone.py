@@ -1,0 +1,19 @@
+"""The standalone rewrite as a search query, refused when the rewriter answered instead of rewriting.
+
+The offline 0.5B rewriter sometimes writes an answer where a question belongs: "Is Sweden politically neutral?" came
+back as "Sweden is not politically neutral. It is a country with …" (MTRAG-UN dev), and the demo's "And what do
+part-time students pay?" as "Part-time students pay EUR 4,200 per semester [fees-tuition-part-time]", copied from the
+earlier answer. Searching with that finds what the rewriter believed, not what the user asked.
+"""
+
+from __future__ import annotations
+
+
+def checked_rewrite(question: str, rewrite: str) -> str | None:
+    """``rewrite`` stripped, or ``None`` when it is not a rewrite of ``question``: empty, or no question where the user
+    asked one (``question`` ends with "?" and ``rewrite`` has none). A user's statement ("I heard the toolchain is not
+    available in South America.") may be rewritten as a statement, so only a question is held to this."""
+    text = rewrite.strip()
+    if not text or (question.rstrip().endswith("?") and "?" not in text):
+        return None
+    return text
