@@ -3,10 +3,9 @@ give it different answers; those documents' titles are the readings a clarifying
 
 from __future__ import annotations
 
-import re
-
 from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.programs.askfirst.key_terms import content_stems
+from askfirst.programs.common.conversation import history_text
 from askfirst.retrieval.chunking import Passage
 
 
@@ -48,7 +47,7 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "",
     if len(first_doc) < 2:
         return []
     docs = list(first_doc.values())
-    if (question and named_document(question, docs)) or named_in_conversation(conversation, docs):
+    if named_reading(question, conversation, docs):
         return []
     return list(dict.fromkeys(reading_name(p) for p in docs))
 
@@ -67,10 +66,18 @@ def named_document(question: str, passages: list[Passage]) -> str | None:
     return None
 
 
-_ROLE = re.compile(r"^(user|assistant):\s*", re.MULTILINE)
-
 
 def named_in_conversation(history: str, passages: list[Passage]) -> str | None:
-    """:func:`named_document` on the conversation's earlier turns (``role: text`` lines, the roles left out): the
-    document an earlier turn named, which a follow-up's bare "the essay" refers to."""
-    return named_document(_ROLE.sub("", history), passages) if history.strip() else None
+    """:func:`named_document` on the conversation's earlier turns (a ``format_history`` string): the document an
+    earlier turn named, which a follow-up's bare "the essay" refers to."""
+    return named_document(history_text(history), passages)
+
+
+def named_reading(question: str, conversation: str, passages: list[Passage]) -> tuple[str, str] | None:
+    """Where a reading among ``passages`` is named and which: ``("question", doc_id)`` when ``question`` names one,
+    else ``("conversation", doc_id)`` when the earlier turns do, else ``None``."""
+    if doc := named_document(question, passages):
+        return "question", doc
+    if doc := named_in_conversation(conversation, passages):
+        return "conversation", doc
+    return None

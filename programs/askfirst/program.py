@@ -9,8 +9,7 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import (clarifying_question, divergent_options, named_document, named_in_conversation,
-                                                   reading_name)
+from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_reading, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.standalone import checked_rewrite
@@ -189,9 +188,12 @@ class AskFirstProgram(dspy.Module):
         if self.rewrite is None or not history:
             return question, None
         out = call_predictor(self.rewrite, "askfirst_standalone", retries=self.retries, conversation_history=history, question=question)
-        rewrite = str(out.standalone_question or "")
-        kept = checked_rewrite(question, rewrite) if self.config.rewrite_check else rewrite.strip()
-        return (kept, None) if kept else (question, rewrite or None)
+        rewrite = str(out.standalone_question or "").strip()
+        if not rewrite:
+            return question, None
+        if self.config.rewrite_check and checked_rewrite(question, rewrite) is None:
+            return question, rewrite
+        return rewrite, None
 
     def top_cosine(self, query: str) -> float | None:
         """The retrieval gate's signal: the best dense cosine of ``query`` over the collection (``None`` without a dense index)."""
@@ -292,13 +294,10 @@ class AskFirstProgram(dspy.Module):
         options: list[str] = []
         if self.passage_answers is not None:
             conversation = history if self.config.conversation_names else ""
-            named, named_in = {}, None
-            if self.config.skip_named:  # the question (or the conversation) names its reading: the guard would discard any divergence
-                named = {"question": named_document(query, state["evidence"]),
-                         "conversation": named_in_conversation(conversation, state["evidence"])}
-                named_in = next((where for where, doc in named.items() if doc), None)
-            if named_in:
-                record["divergence"] = {"diverges": False, "named": named[named_in], "named_in": named_in}
+            # the question (or the conversation) names its reading: the guard would discard any divergence, so no call
+            named = named_reading(query, conversation, state["evidence"]) if self.config.skip_named else None
+            if named:
+                record["divergence"] = {"diverges": False, "named": named[1], "named_in": named[0]}
             else:
                 state["candidates"] = self._candidates(query, state["evidence"])
                 options = divergent_options(state["candidates"], query, conversation=conversation)

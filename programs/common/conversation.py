@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from askfirst.retrieval.chunking import Passage
 
 Role = Literal["user", "assistant"]
+_ROLE_LABEL = re.compile(rf"^(?:{'|'.join(get_args(Role))}): ", re.MULTILINE)  # as format_history writes it
 
 
 class ConversationError(ValueError):
@@ -50,6 +52,12 @@ def format_history(turns: list[Turn], *, max_turns: int, max_chars: int = 600) -
     """Earlier turns (all but the last), newest ``max_turns`` kept, each cut to ``max_chars``."""
     earlier = turns[:-1][-max_turns:] if max_turns else []
     return "\n".join(f"{t.role}: {t.content[:max_chars]}" for t in earlier)
+
+
+def history_text(history: str) -> str:
+    """What the turns of a :func:`format_history` string say, without their role labels (a document titled
+    "Teaching assistant posts" is not named by every assistant turn)."""
+    return _ROLE_LABEL.sub("", history)
 
 
 def format_passages(passages: list[Passage], *, max_chars: int) -> str:
