@@ -351,7 +351,7 @@ def test_a_document_an_earlier_turn_named_is_the_reading_a_follow_up_means(schem
     assert named_in_conversation("user: Tell me about the fees.\nassistant: Which fee?", [lab, registration]) is None  # a kind
     assert named_in_conversation("", [lab, registration]) is None
     posts = lab.__class__("jobs-ta", "jobs-ta", "Teaching assistant posts", "Teaching assistants are paid EUR 15 an hour.")
-    assert named_in_conversation("user: Which fees are there?\nassistant: Lab and registration.", [posts, lab]) is None  # a role label
+    assert named_in_conversation("user: Who pays for the course?\nassistant: The department does.", [posts, lab]) is None  # a role label
     # the guard on the diverging documents reads the conversation too (skip_named off: the call is made)
     assert divergent_options([(lab, "EUR 85"), (registration, "EUR 60")], "How much is it?", conversation=history) == []
     conversation = [{"role": "user", "content": "Tell me about the laboratory fee."},
