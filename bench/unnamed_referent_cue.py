@@ -6,18 +6,27 @@ word whose stem no earlier turn has ("the loan", "the animal"). This prints the 
 rule built on it is chosen on the training half and read on the other.
 
     ASKFIRST_DATA_DIR=../shared/data python bench/unnamed_referent_cue.py [--limit-validation 80]
+    ASKFIRST_DATA_DIR=../shared/data python bench/unnamed_referent_cue.py --run runs/eval-…
 
 The halves are the ones `askfirst tune-threshold --split train` (all tasks, shuffled, seed 0) and the 40-task
 validation runs (the first 80 shuffled tasks' validation half) use.
+
+``--run`` reads an askfirst eval run made without ``askfirst.referent_cue`` and gives the routes the program would
+have taken with it: the cue is the program's last step before the responders and only turns an "I don't know" into a
+clarifying question, so the routes (not the clarifications' text) follow from the run's own without an LM.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
+from pathlib import Path
 
 from askfirst.config import load_config
 from askfirst.datasets.splits import configured_questions
+from askfirst.evaluation.runner import read_finished
+from askfirst.programs.common.conversation import question_and_history
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 
 CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
@@ -37,10 +46,50 @@ def shares(examples) -> dict[str, tuple[int, int]]:
     return {label: (hits[label], total[label]) for label in CLASSES}
 
 
+def routes_with_cue(run_dir: Path) -> tuple[Counter, Counter, list[str]]:
+    """``(routes, routes with the cue, the tasks it turns)``: Counters of ``(expected route, route)`` over the run's
+    scored tasks, and a line per task whose "I don't know" the cue turns into a clarifying question."""
+    config = load_config(run_dir / "config.yaml")
+    if config.program.kind != "askfirst" or config.askfirst.referent_cue:
+        raise SystemExit(f"{run_dir}: not an askfirst run without askfirst.referent_cue")
+    examples = {e.id: e for e in configured_questions(config)}
+    finished = read_finished(run_dir / "predictions.jsonl")
+    before, after, turned = Counter(), Counter(), []
+    for line in (run_dir / "scores.jsonl").read_text().splitlines():
+        score = json.loads(line)
+        route = score["route"]
+        before[score["expected_route"], route] += 1
+        if route == "idk" and score["id"] in finished:
+            question, history, _ = question_and_history(examples[score["id"]].conversation, history_turns=config.program.history_turns,
+                                                        max_question_chars=config.program.max_question_chars)
+            words = unnamed_referents(question, history)
+            if words:
+                route = "clarify"
+                turned.append(f"{score['id']} ({score['expected_route']}): {words} in {question!r}")
+        after[score["expected_route"], route] += 1
+    return before, after, turned
+
+
+def print_run(run_dir: Path) -> None:
+    before, after, turned = routes_with_cue(run_dir)
+    print("| expected route | n | routes taken | with the cue |\n|---|---|---|---|")
+    for expected in ("answer", "partial", "clarify", "idk"):
+        n = sum(c for (e, _), c in before.items() if e == expected)
+        taken = [", ".join(f"{r} {c}" for (e, r), c in sorted(counts.items(), key=lambda x: -x[1]) if e == expected) for counts in (before, after)]
+        print(f"| {expected} | {n} | {taken[0]} | {taken[1]} |")
+    total = sum(before.values())
+    accuracy = [sum(c for (e, r), c in counts.items() if e == r) / total for counts in (before, after)]
+    print(f"\nroute accuracy {accuracy[0]:.3f} -> {accuracy[1]:.3f}; turned into a clarifying question:")
+    print("\n".join(f"- {line}" for line in turned) or "- none")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit-validation", type=int, default=80)
+    parser.add_argument("--run", type=Path, help="an askfirst eval run without the cue: the routes it would have taken with it")
     args = parser.parse_args()
+    if args.run:
+        return print_run(args.run)
     base = ["data.questions=mtrag", "data.corpus=mtrag", "data.shuffle=true"]
     halves = {"train (all tasks' training half)": configured_questions(load_config(overrides=[*base, "data.limit=null"]), split="train"),
               f"validation (first {args.limit_validation} tasks' other half)":
