@@ -19,13 +19,14 @@ clarifying question, so the routes (not the clarifications' text) follow from th
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 
 from askfirst.config import load_config
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.runner import read_finished
+from askfirst.evaluation.scoring import score_prediction
+from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.programs.common.conversation import question_and_history
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 
@@ -47,26 +48,26 @@ def shares(examples) -> dict[str, tuple[int, int]]:
 
 
 def routes_with_cue(run_dir: Path) -> tuple[Counter, Counter, list[str]]:
-    """``(routes, routes with the cue, the tasks it turns)``: Counters of ``(expected route, route)`` over the run's
-    scored tasks, and a line per task whose "I don't know" the cue turns into a clarifying question."""
+    """``(routes, routes with the cue, the tasks it turns)``: Counters of ``(task id, expected route, route)`` over the
+    run's finished tasks, and a line per task whose "I don't know" the cue turns into a clarifying question."""
     config = load_config(run_dir / "config.yaml")
     if config.program.kind != "askfirst" or config.askfirst.referent_cue:
         raise SystemExit(f"{run_dir}: not an askfirst run without askfirst.referent_cue")
     examples = {e.id: e for e in configured_questions(config)}
     finished = read_finished(run_dir / "predictions.jsonl")
     before, after, turned = Counter(), Counter(), []
-    for line in (run_dir / "scores.jsonl").read_text().splitlines():
-        score = json.loads(line)
+    for task_id, record in finished.items():  # a stopped run's finished tasks count too
+        score = score_prediction(examples[task_id], record, k=config.program.evidence_k)
         route = score["route"]
-        before[score["expected_route"], route] += 1
-        if route == "idk" and score["id"] in finished:
-            question, history, _ = question_and_history(examples[score["id"]].conversation, history_turns=config.program.history_turns,
+        before[task_id, score["expected_route"], route] += 1
+        if route == "idk":
+            question, history, _ = question_and_history(examples[task_id].conversation, history_turns=config.program.history_turns,
                                                         max_question_chars=config.program.max_question_chars)
             words = unnamed_referents(question, history)
             if words:
                 route = "clarify"
-                turned.append(f"{score['id']} ({score['expected_route']}): {words} in {question!r}")
-        after[score["expected_route"], route] += 1
+                turned.append(f"{task_id} ({score['expected_route']}): {words} in {question!r}")
+        after[task_id, score["expected_route"], route] += 1
     return before, after, turned
 
 
@@ -74,12 +75,13 @@ def print_run(run_dir: Path) -> None:
     before, after, turned = routes_with_cue(run_dir)
     print("| expected route | n | routes taken | with the cue |\n|---|---|---|---|")
     for expected in ("answer", "partial", "clarify", "idk"):
-        n = sum(c for (e, _), c in before.items() if e == expected)
-        taken = [", ".join(f"{r} {c}" for (e, r), c in sorted(counts.items(), key=lambda x: -x[1]) if e == expected) for counts in (before, after)]
-        print(f"| {expected} | {n} | {taken[0]} | {taken[1]} |")
-    total = sum(before.values())
-    accuracy = [sum(c for (e, r), c in counts.items() if e == r) / total for counts in (before, after)]
-    print(f"\nroute accuracy {accuracy[0]:.3f} -> {accuracy[1]:.3f}; turned into a clarifying question:")
+        taken = [Counter(r for (_, e, r) in counts if e == expected) for counts in (before, after)]
+        cells = [", ".join(f"{r} {c}" for r, c in t.most_common()) for t in taken]
+        print(f"| {expected} | {sum(taken[0].values())} | {cells[0]} | {cells[1]} |")
+    correct = [[float(e == r) for (_, e, r) in sorted(counts)] for counts in (before, after)]
+    diff, low, high = paired_bootstrap(correct[1], correct[0])
+    print(f"\nroute accuracy {sum(correct[0]) / len(correct[0]):.3f} -> {sum(correct[1]) / len(correct[1]):.3f} "
+          f"({diff:+.3f} [{low:+.3f}, {high:+.3f}] paired); turned into a clarifying question:")
     print("\n".join(f"- {line}" for line in turned) or "- none")
 
 
