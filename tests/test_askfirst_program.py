@@ -267,7 +267,9 @@ def test_a_follow_up_naming_its_thing_only_by_kind_is_asked_about_instead_of_i_d
     assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.referent_cue == ["loan"]
     assert reply.answer == "Which fee do you mean?"  # the clarification responder's question
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=unanswerable)
-    assert reply.route == "idk" and reply.referent_cue is None  # off by default
+    assert reply.route == "clarify" and reply.referent_cue == ["loan"]  # on by default
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", "askfirst.referent_cue=false", script=unanswerable)
+    assert reply.route == "idk" and reply.referent_cue is None
     first_turn = LOAN_FOLLOW_UP[-1]["content"]  # a first question's "the loan" names the loan: the assessment decides
     reply, *_ = run(schema_lm, first_turn, "askfirst.escalation=false", "askfirst.referent_cue=true", script=unanswerable)
     assert reply.route == "idk" and reply.referent_cue == []

@@ -36,7 +36,7 @@ class AskfirstConfig(ConfigSection):
         "null: follow the label the LM writes (also the fallback where the LM gives no log-probabilities). `askfirst "
         "tune-threshold --signal referent` sets it on a training half.")
     referent_cue: bool = Field(
-        False, description="Ask rather than say 'I don't know' when a follow-up puts a definite determiner before a word no earlier "
+        True, description="Ask rather than say 'I don't know' when a follow-up puts a definite determiner before a word no earlier "
         "turn has ('the loan', 'the animal'): the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks). Lexical, "
         "no LM call; a first question's 'the X' names X and is left to the assessment.")
     skip_named: bool = Field(True, description="Skip divergence's per-passage answers call (an LM call) when the question names one "

@@ -84,7 +84,7 @@ class AskFirstProgram(dspy.Module):
        the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
        MAF-RAG's debate (agents on the top evidence passages, an aggregator; the ``mafrag`` section's settings): an
        accepted aggregate is the answer, citing the passages it brackets.
-    8. Unnamed-referent cue (``referent_cue``, off by default): a follow-up still headed for "I don't know" that puts a
+    8. Unnamed-referent cue (``referent_cue``, on by default): a follow-up still headed for "I don't know" that puts a
        definite determiner before a word no earlier turn has ("the loan", "the animal") gets the clarification
        responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
     9. The responders, with citations.
