@@ -51,8 +51,9 @@ def routes_with_cue(run_dir: Path) -> tuple[Counter, Counter, list[str]]:
     """``(routes, routes with the cue, the tasks it turns)``: Counters of ``(task id, expected route, route)`` over the
     run's finished tasks, and a line per task whose "I don't know" the cue turns into a clarifying question."""
     config = load_config(run_dir / "config.yaml")
-    if config.program.kind != "askfirst" or config.askfirst.referent_cue:
-        raise SystemExit(f"{run_dir}: not an askfirst run without askfirst.referent_cue")
+    if config.program.kind != "askfirst" or config.askfirst.referent_cue or config.askfirst.mode != "ask_first":
+        # the program consults the cue in ask_first mode only
+        raise SystemExit(f"{run_dir}: not an askfirst run in ask_first mode without askfirst.referent_cue")
     examples = {e.id: e for e in configured_questions(config)}
     finished = read_finished(run_dir / "predictions.jsonl")
     before, after, turned = Counter(), Counter(), []
