@@ -77,3 +77,14 @@ def test_a_question_with_one_part_the_collection_never_mentions_is_partial(schem
     collection = [*PASSAGES, PASSAGES[0].__class__("shop", "shop", "Bookshop", "The university bookshop will sell used textbooks.")]
     reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.ambiguity=off", retriever=LexicalRetriever(collection))
     assert reply.route == "answer" and reply.absent_terms["verdict"] == "all"
+
+
+def test_words_that_name_no_topic_are_never_unknown():
+    # A small collection (the paragraphs of a few SQuAD2 questions) lacks "did" and "could": only "near" is unknown here,
+    # so the question is covered, where "did" and "near" made it uncovered.
+    collection = {"europeans", "take", "control", "region", "congo", "river"}
+    known = term_checker([], collection.__contains__)
+    record = coverage("When did the Europeans take control of the region near the Congo River?", known, min_words=2)
+    assert record["verdict"] == "all" and record["parts"][0]["unknown"] == ["near"]
+    # a part of function words only says nothing, so the part about the fee decides alone
+    assert [p["part"] for p in coverage("Could you? What is the parking fee", known, min_words=2)["parts"]] == ["What is the parking fee"]

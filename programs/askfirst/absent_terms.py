@@ -5,7 +5,8 @@ sometimes drops the one that matters: "What is the tuition for the medical schoo
 tuition passages have, so the question was asked about instead of "I don't know" (demo u03). This check reads the
 user's own words instead, and against the whole collection rather than the passages retrieved, so that a generic
 word of a question a passage answers in other words ("skip", "want") rarely counts: a word is known when a retrieved
-passage has its stem or the collection's BM25 index has the word or a common inflection of its stem. A question is
+passage has its stem or the collection's BM25 index has the word or a common inflection of its stem, and a word that
+names no topic ("did", "could", "over") is never asked about. A question is
 cut into its parts (at a sentence end, or at "and" before a question word: "What is the lab fee, and does the
 university sell used textbooks?"); a part with ``min_words`` or more unknown content words is not covered. No part
 covered: the collection cannot answer it. Some parts covered: it can answer those, which is MTRAG's PARTIAL.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 
 from askfirst.programs.askfirst.key_terms import QUANTITY_WORDS, stem
 from askfirst.retrieval.bm25 import tokenize
@@ -43,9 +45,28 @@ def term_checker(passages: list[Passage], in_collection: Callable[[str], bool]) 
     return lambda token: stem(token) in stems or any(in_collection(form) for form in word_forms(token))
 
 
+@cache
+def function_words() -> frozenset[str]:
+    """Words that name no topic: scikit-learn's English stop words, plus the auxiliaries that list lacks ("did", "can").
+
+    BM25's stopword list is short (its IDF discounts common words), but this check asks whether the collection has a
+    word at all, and a small collection lacks ordinary words: over the 22 paragraphs of 20 SQuAD2 questions, "Who could
+    handle the calculations at that time?" had "could" and "handle" unknown, and so did not count as covered.
+    """
+    # Imported on first use: scikit-learn takes seconds to import, and sentence-transformers has usually loaded it by then.
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return ENGLISH_STOP_WORDS | frozenset(_QUESTION_WORDS.split("|"))
+
+
+def content_words(text: str) -> list[str]:
+    """``text``'s BM25 tokens without function words and quantity words: the words that can name what it asks about."""
+    return [t for t in tokenize(text) if t not in function_words() and t not in QUANTITY_WORDS]
+
+
 def unknown_words(text: str, known: Callable[[str], bool]) -> list[str]:
-    """The content words of ``text`` (BM25's tokens without quantity words) that ``known`` rejects, once each, in order."""
-    return list(dict.fromkeys(t for t in tokenize(text) if t not in QUANTITY_WORDS and not known(t)))
+    """The content words of ``text`` that ``known`` rejects, once each, in order."""
+    return list(dict.fromkeys(t for t in content_words(text) if not known(t)))
 
 
 def coverage(question: str, known: Callable[[str], bool], *, min_words: int) -> dict:
@@ -54,7 +75,7 @@ def coverage(question: str, known: Callable[[str], bool], *, min_words: int) -> 
     ``"all"``, and ``overruled`` is left for the program (the label a ``"some"`` verdict turned into PARTIAL)."""
     parts = []
     for part in question_parts(question):
-        if tokenize(part):  # a part of stopwords only ("and you?") says nothing either way
+        if content_words(part):  # a part of function words only ("and you?", "could you?") says nothing either way
             unknown = unknown_words(part, known)
             parts.append({"part": part, "unknown": unknown, "covered": len(unknown) < min_words})
     uncovered = sum(not p["covered"] for p in parts)
