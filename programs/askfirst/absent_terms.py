@@ -6,10 +6,10 @@ tuition passages have, so the question was asked about instead of "I don't know"
 user's own words instead, and against the whole collection rather than the passages retrieved, so that a generic
 word of a question a passage answers in other words ("skip", "want") rarely counts: a word is known when a retrieved
 passage has its stem or the collection's BM25 index has the word or a common inflection of its stem, and a word that
-names no topic ("did", "could", "over") is never asked about. A question is
-cut into its parts (at a sentence end, or at "and" before a question word: "What is the lab fee, and does the
-university sell used textbooks?"); a part with ``min_words`` or more unknown content words is not covered. No part
-covered: the collection cannot answer it. Some parts covered: it can answer those, which is MTRAG's PARTIAL.
+names no topic ("did", "could", "over") is never asked about. A question is cut into its parts (at a sentence end, or
+at "and" before a question word: "What is the lab fee, and does the university sell used textbooks?"); a part with
+``min_words`` or more unknown content words is not covered. No part covered: the collection cannot answer it. Some
+parts covered: it can answer those, which is MTRAG's PARTIAL.
 """
 
 from __future__ import annotations
