@@ -61,12 +61,8 @@ def function_words() -> frozenset[str]:
 
 def content_words(text: str) -> list[str]:
     """``text``'s BM25 tokens without function words and quantity words: the words that can name what it asks about."""
-    return [t for t in tokenize(text) if t not in function_words() and t not in QUANTITY_WORDS]
-
-
-def unknown_words(text: str, known: Callable[[str], bool]) -> list[str]:
-    """The content words of ``text`` that ``known`` rejects, once each, in order."""
-    return list(dict.fromkeys(t for t in content_words(text) if not known(t)))
+    no_topic = function_words()
+    return [t for t in tokenize(text) if t not in no_topic and t not in QUANTITY_WORDS]
 
 
 def coverage(question: str, known: Callable[[str], bool], *, min_words: int) -> dict:
@@ -75,8 +71,9 @@ def coverage(question: str, known: Callable[[str], bool], *, min_words: int) -> 
     ``"all"``, and ``overruled`` is left for the program (the label a ``"some"`` verdict turned into PARTIAL)."""
     parts = []
     for part in question_parts(question):
-        if content_words(part):  # a part of function words only ("and you?", "could you?") says nothing either way
-            unknown = unknown_words(part, known)
+        words = content_words(part)
+        if words:  # a part of function words only ("and you?", "could you?") says nothing either way
+            unknown = list(dict.fromkeys(t for t in words if not known(t)))  # once each, in order
             parts.append({"part": part, "unknown": unknown, "covered": len(unknown) < min_words})
     uncovered = sum(not p["covered"] for p in parts)
     verdict = "all" if not uncovered else "none" if uncovered == len(parts) else "some"
