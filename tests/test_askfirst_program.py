@@ -10,7 +10,7 @@ from askfirst.programs.askfirst.divergence import divergent_options, named_docum
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
+from askfirst.programs.askfirst.unnamed_referent import dangling_references, unnamed_referents
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import PASSAGES, ListRetriever
@@ -377,3 +377,37 @@ def test_a_one_part_question_labelled_partial_is_answered(schema_lm):
     assert reply.route == "partial" and reply.one_part_partial is None
     reply, *_ = run(schema_lm, "How much is the laboratory fee, and is it refunded?", "askfirst.escalation=false", script=partial)
     assert reply.route == "partial" and reply.one_part_partial is None  # two parts: one may be unanswered
+
+
+def test_a_first_question_pointing_at_something_it_never_names_is_asked_about_before_the_assessment(schema_lm):
+    """URASys's SQuAD2-ambiguous "When did he return to work?": no search or assessment can tell who is meant."""
+    assessed = []
+    script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)
+    reply, *_ = run(schema_lm, "When did he pay the lab fee?", script=script)
+    assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.dangling == ["he"] and not assessed
+    assert reply.answer == "Which fee do you mean?" and reply.evidence  # the clarification responder, on the evidence
+    reply, *_ = run(schema_lm, "When did he pay the lab fee?", "askfirst.dangling_reference=false", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.dangling is None and len(assessed) == 1
+    reply, *_ = run(schema_lm, "When did he pay the lab fee?", "askfirst.mode=answer_all", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.dangling is None  # answer_all asks nothing
+    follow_up = [{"role": "user", "content": "Is Dr. Okafor still a student?"}, {"role": "assistant", "content": "Yes [fees-lab]."},
+                 {"role": "user", "content": "When did he pay the lab fee?"}]
+    reply, *_ = run(schema_lm, follow_up, "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.dangling is None  # an earlier turn may say who: the other stages decide
+    reply, *_ = run(schema_lm, "When did Dr. Okafor pay his lab fee?", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.dangling == []
+
+
+def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstratives():
+    assert dangling_references("When did he return to work?") == ["he"]
+    assert dangling_references("How many awards has she won, and when did she win her first?") == ["she", "she", "her"]
+    assert dangling_references("Which war did they participate in?") == ["they"]
+    assert dangling_references("Who played the title character he-man in the 1987 movie?") == []  # no pronoun in "he-man"
+    assert dangling_references("What are the services offered by this state library?") == ["this state"]
+    assert dangling_references("Are these clinics open at night?") == ["these clinics"]
+    assert dangling_references("Did Beyoncé say she is a feminist?") == []  # a name before it
+    assert dangling_references("Chopin brought a new sense of nationalism with his music because of what?") == []
+    assert dangling_references("Do students pay a fee when they withdraw?") == []  # a plural noun before it
+    assert dangling_references("Which courses must I finish before I take CS 310?") == []  # "I" is no third person
+    assert dangling_references("Is this the only way to pay?") == []  # "this" before a function word
+    assert dangling_references("Who runs the company that owns the hall?") == []  # "that" is mostly a relative pronoun

@@ -39,6 +39,11 @@ class AskfirstConfig(ConfigSection):
         True, description="Ask rather than say 'I don't know' when a follow-up puts a definite determiner before a word no earlier "
         "turn has ('the loan', 'the animal'): the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks). Lexical, "
         "no LM call; a first question's 'the X' names X and is left to the assessment.")
+    dangling_reference: bool = Field(
+        True, description="Ask first when a question with no earlier turn points at something it never names: a third-person "
+        "pronoun with nothing before it to stand for ('When did he return to work?') or a demonstrative ('this state library'). "
+        "Lexical, no LM call, before the collection check and the assessment; the clarification responder asks, naming the readings "
+        "the evidence holds. A follow-up's pronouns point back to earlier turns, so it is left to the other stages.")
     skip_named: bool = Field(True, description="Skip divergence's per-passage answers call (an LM call) when the question names one "
                              "of the assessed documents by a title word none of the others' titles has: such a question has "
                              "picked its reading, and divergence among documents it names would be discarded anyway. Off: always "

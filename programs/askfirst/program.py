@@ -13,7 +13,7 @@ from askfirst.programs.askfirst.divergence import clarifying_question, divergent
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
+from askfirst.programs.askfirst.unnamed_referent import dangling_references, unnamed_referents
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, question_and_history
@@ -49,7 +49,10 @@ class AskFirstProgram(dspy.Module):
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
        fused into the ranking by document (RRF, ``faq_fusion``); escalation's second search is of the documents only.
-    3. Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
+    3. Dangling reference (``dangling_reference``): a question with no earlier turn that points at something it never
+       names, by a pronoun with nothing before it to stand for or a demonstrative ("When did he return to work?", "this
+       state library"), gets the clarification responder at once (lexical, no LM call; ``ask_first`` mode only).
+       Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
        content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
        covered: an ANSWERABLE or UNDERSPECIFIED assessment becomes PARTIAL, and the reply answers the covered parts
@@ -91,7 +94,7 @@ class AskFirstProgram(dspy.Module):
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
-    whether or not the gate is on), ``gated`` (the gate decided the label), ``referent`` (the unnamed thing,
+    whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words, when checked), ``referent`` (the unnamed thing,
     P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, its words no retrieved passage contains, and the label the
     check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
@@ -122,7 +125,7 @@ class AskFirstProgram(dspy.Module):
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings, "question": question,
-                       "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "referent": None, "referent_cue": None, "faq": None,
+                       "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None}}
         try:
@@ -137,6 +140,11 @@ class AskFirstProgram(dspy.Module):
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
         extras["top_cosine"] = self.top_cosine(query)
+        if self.config.dangling_reference and not history and self.config.mode == "ask_first":  # answer_all asks nothing
+            extras["dangling"] = dangling_references(question)
+            if extras["dangling"]:  # "When did he return to work?": no search or assessment can tell who is meant
+                state["label"], state["confidence"] = "UNDERSPECIFIED", 1.0
+                return self._respond("clarify", question, history, state)
         if self.config.absent_terms and state["evidence"]:
             extras["absent_terms"] = coverage(question, term_checker(state["ranking"], self.resources.has_term), min_words=self.config.absent_terms)
             if extras["absent_terms"]["verdict"] == "none":  # no LM call, nor escalation: no search finds words the collection lacks

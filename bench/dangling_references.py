@@ -1,0 +1,71 @@
+"""The askfirst program's dangling-reference check (``askfirst.dangling_reference``), counted per answerability class on
+questions asked with no earlier turn (no LM).
+
+The check (``askfirst.programs.askfirst.unnamed_referent.dangling_references``): a first question with a third-person
+pronoun that nothing before it could stand for, or a demonstrative ("this state library"), is asked about before the
+assessment. It acts on first turns only, and makes no LM call, so a set's marked questions are exactly the ones whose
+route it turns into a clarification, and every other question takes the path it took without it.
+
+    ASKFIRST_DATA_DIR=../shared/data python bench/dangling_references.py [--show 5]
+
+Sets: the demo; MTRAG-UN dev's first turns, all of them, on the training half (all tasks) and the 40-task validation half the
+program's runs use (the first 80 shuffled tasks' other half); URASys's SQuAD2 ambiguous questions (each expects a
+clarification) and its plain SQuAD2 ones (answerable and unanswerable, written beside their paragraph); AmbigNQ, whose
+questions are lower-cased search queries, so that a name before a pronoun does not show.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter, defaultdict
+
+from askfirst.config import load_config
+from askfirst.datasets.splits import configured_questions
+from askfirst.programs.askfirst.unnamed_referent import dangling_references
+
+
+def sets() -> dict[str, list]:
+    """Each measured set's first-turn questions, by name (a set whose data is missing is skipped with a line saying so)."""
+    mtrag = ["data.questions=mtrag", "data.corpus=mtrag", "data.shuffle=true"]
+    specs = {
+        "demo": (["data.questions=demo"], "all"),
+        "MTRAG-UN dev, all tasks": ([*mtrag, "data.limit=null"], "all"),
+        "MTRAG-UN dev, training half": ([*mtrag, "data.limit=null"], "train"),
+        "MTRAG-UN dev, validation half (first 80 tasks)": ([*mtrag, "data.limit=80"], "validation"),
+        "URASys SQuAD2 ambiguous": (["data.questions=urasys:squad2_ambiguous"], "all"),
+        "URASys SQuAD2": (["data.questions=urasys:squad2"], "all"),
+        "AmbigNQ": (["data.questions=ambignq"], "all"),
+    }
+    found = {}
+    for name, (overrides, split) in specs.items():
+        try:
+            examples = configured_questions(load_config(overrides=overrides), split=split)
+        except Exception as exc:  # noqa: BLE001 - a set missing from this machine is reported, not fatal
+            print(f"skipped {name}: {exc}")
+            continue
+        found[name] = [e for e in examples if sum(t["role"] == "user" for t in e.conversation) == 1]
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--show", type=int, default=3, help="marked questions to print per set and class")
+    args = parser.parse_args()
+    print("| set | first turns | marked, per class |\n|---|---|---|")
+    shown = []
+    for name, examples in sets().items():
+        hits, total, marked = Counter(), Counter(), defaultdict(list)
+        for example in examples:
+            label = example.get("answerability") or "?"
+            total[label] += 1
+            words = dangling_references(example.conversation[-1]["content"])
+            if words:
+                hits[label] += 1
+                marked[label].append(f"{example.id}: {words} in {example.conversation[-1]['content']!r}")
+        print(f"| {name} | {len(examples)} | " + ", ".join(f"{label} {hits[label]}/{n}" for label, n in sorted(total.items())) + " |")
+        shown += [f"- {name}, {label}: {line}" for label, lines in sorted(marked.items()) for line in lines[: args.show]]
+    print("\n".join(["", *shown]))
+
+
+if __name__ == "__main__":
+    main()
