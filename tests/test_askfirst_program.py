@@ -10,7 +10,7 @@ from askfirst.programs.askfirst.divergence import divergent_options, named_docum
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import dangling_references, unnamed_referents
+from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import PASSAGES, ListRetriever
@@ -385,7 +385,9 @@ def test_a_first_question_pointing_at_something_it_never_names_is_asked_about_be
     script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)
     reply, *_ = run(schema_lm, "When did he pay the lab fee?", script=script)
     assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.dangling == ["he"] and not assessed
-    assert reply.answer == "Which fee do you mean?" and reply.evidence  # the clarification responder, on the evidence
+    assert reply.answer == 'Who do you mean by "he"? Which fee do you mean?' and reply.evidence  # then the responder's
+    reply, *_ = run(schema_lm, "Is the lab fee of these courses refunded?", script=script)
+    assert reply.route == "clarify" and reply.dangling == ["these courses"] and reply.answer == "Which fee do you mean?"
     reply, *_ = run(schema_lm, "When did he pay the lab fee?", "askfirst.dangling_reference=false", "askfirst.ambiguity=off", script=script)
     assert reply.route == "answer" and reply.dangling is None and len(assessed) == 1
     reply, *_ = run(schema_lm, "When did he pay the lab fee?", "askfirst.mode=answer_all", "askfirst.ambiguity=off", script=script)
@@ -411,3 +413,5 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert dangling_references("Which courses must I finish before I take CS 310?") == []  # "I" is no third person
     assert dangling_references("Is this the only way to pay?") == []  # "this" before a function word
     assert dangling_references("Who runs the company that owns the hall?") == []  # "that" is mostly a relative pronoun
+    assert dangling_question(["this state", "their"]) == 'Who or what do you mean by "their"?'
+    assert dangling_question(["His", "they"]) == 'Who do you mean by "His"?' and dangling_question(["these clinics"]) == ""

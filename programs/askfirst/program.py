@@ -13,7 +13,7 @@ from askfirst.programs.askfirst.divergence import clarifying_question, divergent
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import dangling_references, unnamed_referents
+from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, question_and_history
@@ -144,7 +144,8 @@ class AskFirstProgram(dspy.Module):
             extras["dangling"] = dangling_references(question)
             if extras["dangling"]:  # "When did he return to work?": no search or assessment can tell who is meant
                 state["label"], state["confidence"] = "UNDERSPECIFIED", 1.0
-                return self._respond("clarify", question, history, state)
+                # The responder lists readings from the passages; the pronoun it does not name is what is unclear.
+                return self._respond("clarify", question, history, state, lead=dangling_question(extras["dangling"]))
         if self.config.absent_terms and state["evidence"]:
             extras["absent_terms"] = coverage(question, term_checker(state["ranking"], self.resources.has_term), min_words=self.config.absent_terms)
             if extras["absent_terms"]["verdict"] == "none":  # no LM call, nor escalation: no search finds words the collection lacks
@@ -379,7 +380,8 @@ class AskFirstProgram(dspy.Module):
         return Reply(route="answer", answer=result.answer, citations=result.citations(agents), label=state["label"],
                      confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state), **state["extras"])
 
-    def _respond(self, route: str, question: str, history: str, state: dict) -> Reply:
+    def _respond(self, route: str, question: str, history: str, state: dict, *, lead: str = "") -> Reply:
+        """The responder of ``route`` on the evidence; ``lead`` (a sentence of the program's own) opens the reply."""
         passages_text = format_passages(state["evidence"], max_chars=self.program_config.passage_chars)
         absent = state["extras"]["absent_terms"]
         if route == "partial" and absent and absent["verdict"] == "some":
@@ -392,7 +394,8 @@ class AskFirstProgram(dspy.Module):
         else:
             reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
                                     passage_ids=[p.passage_id for p in state["evidence"]])
-        return Reply(route=route, answer=reply.answer, citations=reply.citations, missing=reply.missing, options=reply.options,
+        answer = f"{lead} {reply.answer}".strip() if lead else reply.answer
+        return Reply(route=route, answer=answer, citations=reply.citations, missing=reply.missing, options=reply.options,
                      label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state),
                      **state["extras"])
 

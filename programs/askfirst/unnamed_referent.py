@@ -75,3 +75,14 @@ def dangling_references(question: str) -> list[str]:
         if match.group(1).lower() not in words:
             found.append(match.group(0))
     return found
+
+
+def dangling_question(words: list[str]) -> str:
+    """The question that opens a clarification of a dangling reference: who the first pronoun of ``words`` (from
+    :func:`dangling_references`) stands for; empty when ``words`` has only demonstratives, whose readings the
+    clarification responder's options name ("Do you mean the Bavarian or the Saxon state library?")."""
+    pronoun = next((w for w in words if _PRONOUN.fullmatch(w)), None)
+    if pronoun is None:
+        return ""
+    who = "Who or what" if pronoun.lower() in _PLURAL_PRONOUNS else "Who"
+    return f'{who} do you mean by "{pronoun}"?'
