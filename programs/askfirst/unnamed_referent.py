@@ -15,6 +15,7 @@ still points at something the question never names (:func:`dangling_references`)
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from askfirst.programs.askfirst.absent_terms import function_words
@@ -46,7 +47,7 @@ def unnamed_referents(question: str, earlier: str) -> list[str]:
 
 _PRONOUN = re.compile(r"(?<![\w-])(he|him|his|she|her|hers|they|them|their|theirs)(?![\w-])", re.IGNORECASE)  # not "he-man"
 _PLURAL_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
-_DEMONSTRATIVE = re.compile(r"\b(?:this|these|those)\s+([a-z][a-z\-]+)", re.IGNORECASE)
+_DEMONSTRATIVE = re.compile(r"\b(?:this|these|those)\s+([a-z][a-z\-]+)((?:\s+[a-z][a-z\-]+){0,2})", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'\-]*")
 
 
@@ -73,16 +74,21 @@ def dangling_references(question: str) -> list[str]:
             found.append(match.group(0))
     for match in _DEMONSTRATIVE.finditer(question):
         if match.group(1).lower() not in words:
-            found.append(match.group(0))
+            # the phrase runs on to the next function word, at most three words: "this state library", "this animal"
+            # (and, with no part-of-speech tagger, "these clinics open")
+            rest = list(itertools.takewhile(lambda w: w.lower() not in words, match.group(2).split()))
+            found.append(" ".join([match.group(0).split()[0], match.group(1), *rest]))
     return found
 
 
 def dangling_question(words: list[str]) -> str:
-    """The question that opens a clarification of a dangling reference: who the first pronoun of ``words`` (from
-    :func:`dangling_references`) stands for; empty when ``words`` has only demonstratives, whose readings the
-    clarification responder's options name ("Do you mean the Bavarian or the Saxon state library?")."""
-    pronoun = next((w for w in words if _PRONOUN.fullmatch(w)), None)
-    if pronoun is None:
+    """The question that opens a clarification of a dangling reference, on the first of ``words`` (from
+    :func:`dangling_references`): who a pronoun stands for ('Who do you mean by "his"?'), or what a demonstrative's
+    phrase points at ('What do you mean by "these languages"?'); empty when there are none."""
+    if not words:
         return ""
-    who = "Who or what" if pronoun.lower() in _PLURAL_PRONOUNS else "Who"
-    return f'{who} do you mean by "{pronoun}"?'
+    first = words[0]
+    if not _PRONOUN.fullmatch(first):
+        return f'What do you mean by "{first}"?'
+    who = "Who or what" if first.lower() in _PLURAL_PRONOUNS else "Who"
+    return f'{who} do you mean by "{first}"?'
