@@ -8,10 +8,10 @@ route it turns into a clarification, and every other question takes the path it 
 
     ASKFIRST_DATA_DIR=../shared/data python bench/dangling_references.py [--show 5]
 
-Sets: the demo; MTRAG-UN dev's first turns, all of them, on the training half (all tasks) and the 40-task validation half the
-program's runs use (the first 80 shuffled tasks' other half); URASys's SQuAD2 ambiguous questions (each expects a
-clarification) and its plain SQuAD2 ones (answerable and unanswerable, written beside their paragraph); AmbigNQ, whose
-questions are lower-cased search queries, so that a name before a pronoun does not show.
+Sets: the demo; MTRAG-UN dev's first turns, all of them, on the training half (all tasks) and on the 40-task
+validation half the program's runs use (the first 80 shuffled tasks' other half); URASys's SQuAD2 ambiguous questions
+(each expects a clarification) and its plain SQuAD2 ones (answerable and unanswerable, written beside their
+paragraph); AmbigNQ, whose questions are lower-cased search queries, so that a name before a pronoun does not show.
 """
 
 from __future__ import annotations

@@ -42,8 +42,9 @@ class AskfirstConfig(ConfigSection):
     dangling_reference: bool = Field(
         True, description="Ask first when a question with no earlier turn points at something it never names: a third-person "
         "pronoun with nothing before it to stand for ('When did he return to work?') or a demonstrative ('this state library'). "
-        "Lexical, no LM call, before the collection check and the assessment; the clarification responder asks, naming the readings "
-        "the evidence holds. A follow-up's pronouns point back to earlier turns, so it is left to the other stages.")
+        "Lexical, no LM call, before the collection check and the assessment; the reply asks who or what the words mean ('Who do "
+        "you mean by \"he\"?'), then the clarification responder names the readings the evidence holds. A follow-up's pronouns "
+        "point back to earlier turns, so it is left to the other stages.")
     skip_named: bool = Field(True, description="Skip divergence's per-passage answers call (an LM call) when the question names one "
                              "of the assessed documents by a title word none of the others' titles has: such a question has "
                              "picked its reading, and divergence among documents it names would be discarded anyway. Off: always "

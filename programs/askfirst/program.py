@@ -51,7 +51,8 @@ class AskFirstProgram(dspy.Module):
        fused into the ranking by document (RRF, ``faq_fusion``); escalation's second search is of the documents only.
     3. Dangling reference (``dangling_reference``): a question with no earlier turn that points at something it never
        names, by a pronoun with nothing before it to stand for or a demonstrative ("When did he return to work?", "this
-       state library"), gets the clarification responder at once (lexical, no LM call; ``ask_first`` mode only).
+       state library"), is asked who or what that is, then given the clarification responder's readings, at once
+       (lexical, no LM call before the responder; ``ask_first`` mode only).
        Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
        content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
@@ -94,8 +95,8 @@ class AskFirstProgram(dspy.Module):
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
-    whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words, when checked), ``referent`` (the unnamed thing,
-    P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
+    whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words,
+    when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, its words no retrieved passage contains, and the label the
     check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
