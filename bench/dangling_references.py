@@ -17,9 +17,11 @@ paragraph); AmbigNQ, whose questions are lower-cased search queries, so that a n
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter, defaultdict
 
 from askfirst.config import load_config
+from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import configured_questions
 from askfirst.programs.askfirst.unnamed_referent import dangling_references
 
@@ -40,8 +42,8 @@ def sets() -> dict[str, list]:
     for name, (overrides, split) in specs.items():
         try:
             examples = configured_questions(load_config(overrides=overrides), split=split)
-        except Exception as exc:  # noqa: BLE001 - a set missing from this machine is reported, not fatal
-            print(f"skipped {name}: {exc}")
+        except DataError as exc:  # a set missing from this machine is reported, not fatal
+            print(f"skipped {name}: {exc}", file=sys.stderr)
             continue
         found[name] = [e for e in examples if sum(t["role"] == "user" for t in e.conversation) == 1]
     return found
