@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 from pathlib import Path
-
-from scipy.stats import binomtest
 
 from askfirst.config import load_config
 from askfirst.datasets.questions import load_questions
+from askfirst.evaluation.stats import proportion_ci
 from askfirst.lm.factory import configure_dspy
 from askfirst.programs.factory import build_ambiguity_judges
 
@@ -60,20 +58,21 @@ def judge_all(config, labels: list[dict]) -> list[dict]:
 
 def summary(judged: list[dict]) -> str:
     """A markdown table of agreement, the share of asking replies judged asking and of the others judged not."""
-    counts = Counter((row["asks"], row["verdict"]) for row in judged)
+    asking = [row for row in judged if row["asks"]]
+    others = [row for row in judged if not row["asks"]]
 
     def share(hits: int, n: int) -> str:
         if not n:
             return "-"
-        ci = binomtest(hits, n).proportion_ci(confidence_level=0.95, method="wilson")
-        return f"{hits}/{n} = {hits / n:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
+        low, high = proportion_ci(hits, n)
+        return f"{hits}/{n} = {hits / n:.2f} [{low:.2f}, {high:.2f}]"
 
-    positives = counts[True, True] + counts[True, False] + counts[True, None]
-    negatives = counts[False, True] + counts[False, False] + counts[False, None]
-    agree = counts[True, True] + counts[False, False]
+    judged_asking = sum(row["verdict"] is True for row in asking)
+    judged_not = sum(row["verdict"] is False for row in others)
+    unparsed = sum(row["verdict"] is None for row in judged)
     return ("| replies | agreement | asking judged asking | not asking judged not | unparsed |\n|---|---|---|---|---|\n"
-            f"| {len(judged)} | {share(agree, len(judged))} | {share(counts[True, True], positives)} | "
-            f"{share(counts[False, False], negatives)} | {counts[True, None] + counts[False, None]} |")
+            f"| {len(judged)} | {share(judged_asking + judged_not, len(judged))} | {share(judged_asking, len(asking))} | "
+            f"{share(judged_not, len(others))} | {unparsed} |")
 
 
 def main() -> None:
