@@ -33,12 +33,12 @@ def call_predictor(predictor: dspy.Module, step: str, *, retries: int, config: d
         StepFailed: After ``retries`` extra attempts all failed to parse.
     """
     last: Exception | None = None
-    budget = (config or {}).get("max_tokens") or reply_budget(predictor)
     for attempt in range(retries + 1):
         check_cancelled()  # a request nobody waits for any more stops here, before its next LM call
         try:
             if attempt == 0:
                 return predictor(**inputs, config=dict(config)) if config else predictor(**inputs)
+            budget = (config or {}).get("max_tokens") or reply_budget(predictor)  # looked up only when a retry needs it
             more = {"max_tokens": budget * 2 ** attempt} if budget else {}
             return predictor(**inputs, config={**(config or {}), "rollout_id": attempt, "temperature": 0.7, **more})
         except AdapterParseError as exc:
