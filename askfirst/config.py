@@ -144,10 +144,12 @@ class CompileConfig(ConfigSection):
     num_trials: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: optimisation trials.")
     num_candidates: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: instruction/demo candidates.")
     reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
-    train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of conversations in the trainset; the rest is the valset.")
+    train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of the compile's conversations in its trainset; the rest is its "
+                                  "valset. data.split's halves are always half each, so at 0.5 with split=all the valset is the "
+                                  "validation half.")
     split: Literal["all", "train"] = Field(
-        "all", description="The questions the compile sees: all the configured ones (split into its trainset and a valset, the half "
-        "`data.split=validation` evaluates), or only their training half, split again into trainset and valset, so the half an "
+        "all", description="The questions the compile sees: all the configured ones (split into its trainset and a valset, at "
+        "train_fraction 0.5 the half `data.split=validation` evaluates), or only their training half, split again into trainset and valset, so the half an "
         "eval reports is never seen while compiling.")
     recall_k: int = Field(10, ge=1)
     threads: int = Field(1, ge=1)

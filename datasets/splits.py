@@ -13,6 +13,8 @@ from askfirst.datasets.corpus import Document, load_corpus
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.questions import load_questions
 
+HALF = 0.5  # data.split's halves: fixed, so no compile setting can move a validation question into what a compile sees
+
 
 def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float, seed: int = 0) -> tuple[list, list]:
     """Deterministic train/validation split that keeps each conversation's turns on one side.
@@ -33,7 +35,8 @@ def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float
 
 def configured_questions(config: AskFirstConfig, *, split: str | None = None) -> list[dspy.Example]:
     """The questions a config names: ``data.questions`` (shuffled with ``seed`` if ``data.shuffle``), cut to
-    ``data.limit``, then the ``data.split`` half.
+    ``data.limit``, then the ``data.split`` half (half of the conversations each, whatever ``compile.train_fraction``
+    says: that only divides what a compile sees).
 
     The limit is applied before splitting, so ``compile --limit 40`` and ``eval --limit 40 --set
     data.split=validation`` see the same validation questions.
@@ -49,7 +52,7 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
     split = split or data.split
     if split == "all":
         return examples
-    train, val = split_by_conversation(examples, train_fraction=config.compile.train_fraction, seed=config.seed)
+    train, val = split_by_conversation(examples, train_fraction=HALF, seed=config.seed)
     return train if split == "train" else val
 
 

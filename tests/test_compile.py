@@ -33,6 +33,16 @@ def test_split_keeps_conversations_whole_and_is_stable():
         split_by_conversation(examples[:1], train_fraction=0.5)
 
 
+def test_the_data_halves_do_not_move_with_the_compiles_train_fraction():
+    from askfirst.datasets.splits import configured_questions
+
+    # A compile on the training half with train_fraction 0.75 once saw 60 of 80 tasks: validation questions among them.
+    halves = {f: {s: [e.id for e in configured_questions(load_config(overrides=[f"compile.train_fraction={f}"]), split=s)]
+                  for s in ("train", "validation")} for f in (0.5, 0.75)}
+    assert halves[0.5] == halves[0.75]
+    assert halves[0.5]["train"] and not set(halves[0.5]["train"]) & set(halves[0.5]["validation"])
+
+
 def test_objective_both_is_the_mean(retriever):
     metric = build_objective("both", recall_k=5)
     assert isinstance(metric, MeanOfMetrics) and metric.name == "mean(recall@5,outcome)"
