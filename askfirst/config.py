@@ -91,8 +91,10 @@ class ProgramConfig(ConfigSection):
     label_logprobs: bool = Field(True, description="Take the classifier's confidence and P(answerable) from the label's log-probabilities where "
                                  "the LM measures them (the local llama.cpp engine does), not from the confidence it writes.")
     compiled: str | None = Field(None, description="A compiled program loaded into the program this config builds: a compile run "
-                                 "folder or its program.json (DSPy state JSON; a relative path is taken from the working folder). "
-                                 "`--program` sets it, so a run's config.yaml records which compiled program it ran.")
+                                 "folder or its program.json (DSPy state JSON; a relative path is taken from the working folder), "
+                                 "or 'askfirst:<name>', one shipped in the package (askfirst/compiled/<name>); 'none' (or null) "
+                                 "runs the uncompiled program. `--program` sets it, so a run's config.yaml records which compiled "
+                                 "program it ran.")
 
     @field_validator("kind")
     @classmethod
@@ -101,6 +103,12 @@ class ProgramConfig(ConfigSection):
 
         get_spec(kind)  # an unknown kind is an error naming the registered programs
         return kind
+
+    @field_validator("compiled")
+    @classmethod
+    def _none_is_uncompiled(cls, compiled: str | None) -> str | None:
+        # "none" must be sayable on the command line, where a shipped default is switched off for an ablation.
+        return None if compiled is None or compiled.strip().lower() in ("", "none") else compiled
 
 
 class DataConfig(ConfigSection):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import dspy
 
+import askfirst
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
@@ -18,6 +19,8 @@ from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import read_program_state
 
 PROGRAM_FILE = "program.json"
+SHIPPED = "askfirst:"  # program.compiled's prefix for a compiled program shipped in the package
+SHIPPED_DIR = Path(askfirst.__file__).parent / "compiled"
 logger = logging.getLogger(__name__)
 
 
@@ -82,12 +85,20 @@ def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
 
 
 def program_state_path(path: str | Path) -> Path:
-    """The state JSON a path names (a compile run folder or the file itself), checked before anything is loaded
-    (so a bad file fails before any index or model work; ``load_compiled`` checks it against the program).
+    """The state JSON a path names (a compile run folder, the file itself, or ``askfirst:<name>``, a compiled program
+    shipped in the package), checked before anything is loaded (so a bad file fails before any index or model work;
+    ``load_compiled`` checks it against the program).
 
     Raises:
-        DataError: Not a ``.json`` file (pickle is never loaded), missing, or not an object of predictor states.
+        DataError: Not a ``.json`` file (pickle is never loaded), missing, not an object of predictor states, or an
+            ``askfirst:`` name the package does not ship.
     """
+    if str(path).startswith(SHIPPED):
+        name = str(path).removeprefix(SHIPPED)
+        shipped = sorted(p.name for p in SHIPPED_DIR.glob("*") if (p / PROGRAM_FILE).is_file())
+        if name not in shipped:
+            raise DataError(f"{path}: the package ships no compiled program {name!r}; it ships: {', '.join(shipped) or 'none'}")
+        path = SHIPPED_DIR / name
     path = Path(path)
     if path.is_dir():
         path = path / PROGRAM_FILE

@@ -33,6 +33,7 @@ def test_config_prints_resolved_yaml(monkeypatch, capsys):
     (["ablate", "/no/such/grid.yaml"], "ablation grid not found"),
     (["eval", "--program", "/no/such/program.pkl"], "only DSPy state JSON"),
     (["serve", "--set", "program.compiled=/no/such/program.json"], "compiled program not found"),
+    (["eval", "--set", "program.compiled=askfirst:no-such-name"], "ships no compiled program 'no-such-name'"),
 ])
 def test_bad_input_gives_a_clear_error(monkeypatch, capsys, tmp_path, args, message):
     code, _, err = run_cli(monkeypatch, capsys, *args, "--set", f"runs_dir={tmp_path}")

@@ -92,6 +92,13 @@ def test_a_resumed_run_keeps_the_compiled_program_it_started_with(saved, tmp_pat
     assert load_config(older / "config.yaml").program.compiled == str(path)  # and now it records it
 
 
+@pytest.mark.parametrize("value", ["none", "None", "null", ""])
+def test_program_compiled_none_runs_the_uncompiled_program(value):
+    # The command line's way to switch a shipped default off.
+    assert load_config(overrides=["program.compiled=askfirst:any"]).program.compiled == "askfirst:any"
+    assert load_config(overrides=[f"program.compiled={value}"]).program.compiled is None
+
+
 @pytest.mark.parametrize("text", ["not json", "[1, 2]", '{"router.classify": 3}'])
 def test_a_file_that_is_no_state_object_fails_before_any_work(tmp_path, text):
     path = tmp_path / "program.json"
