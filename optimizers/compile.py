@@ -51,6 +51,21 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
         sign_checkpoints(log_dir)
 
 
+def describe_training_set(config: AskFirstConfig, trainset: list, valset: list) -> dict:
+    """What a compile saw, to ship beside its program: the question selection and every trainset and valset id
+    (with their answerability), so a report can say which tasks a compiled program was never shown."""
+    def side(examples: list) -> dict:
+        labels: dict[str, int] = {}
+        for e in examples:
+            labels[str(e.get("answerability"))] = labels.get(str(e.get("answerability")), 0) + 1
+        return {"n": len(examples), "answerability": dict(sorted(labels.items())), "ids": [e.id for e in examples]}
+
+    data, cfg = config.data, config.compile
+    return {"questions": data.questions, "limit": data.limit, "shuffle": data.shuffle, "seed": config.seed,
+            "compile_split": cfg.split, "train_fraction": cfg.train_fraction, "objective": cfg.objective,
+            "trainset": side(trainset), "valset": side(valset)}
+
+
 def scored_by(metric, examples: list, what: str) -> list:
     """The examples ``metric`` applies to; a question it cannot score (recall without gold passages) would
     otherwise count as a success and inflate the optimisation score.

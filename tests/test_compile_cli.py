@@ -172,6 +172,9 @@ def test_the_askfirst_program_compiles_on_the_training_half_alone(monkeypatch, c
     n_train, n_val = (int(n) for n in re.search(r"\(train (\d+), validation (\d+)\)", out).groups())
     assert n_train and n_val and n_train + n_val == len(seen) < 8
     assert not {e.id for e in seen} & {e.id for e in configured_questions(config, split="validation")}
+    shown = json.loads((run_dir / "trainset.json").read_text())  # shipped beside the program: what it was shown
+    assert shown["compile_split"] == "train" and (shown["trainset"]["n"], shown["valset"]["n"]) == (n_train, n_val)
+    assert set(shown["trainset"]["ids"]) | set(shown["valset"]["ids"]) == {e.id for e in seen}
     state = json.loads((run_dir / "program.json").read_text())
     assert {"rewrite", "assess", "passage_answers", "expand", "responders"} <= {name.split(".")[0] for name in state}  # every enabled stage's predictors
 

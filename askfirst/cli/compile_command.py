@@ -28,7 +28,7 @@ def compile_(
     from askfirst.datasets.splits import configured_questions, split_by_conversation
     from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens
     from askfirst.lm.factory import build_lm
-    from askfirst.optimizers.compile import compile_program, save_compiled
+    from askfirst.optimizers.compile import compile_program, describe_training_set, save_compiled
     from askfirst.optimizers.curves import instruction_diff, instructions, optimisation_curve
     from askfirst.run_dir import new_run_dir, write_atomic
     from askfirst.session import open_session
@@ -51,6 +51,7 @@ def compile_(
         console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
     run_dir = run_dir or new_run_dir(cfg, "compile")
     console.print(f"run folder: {run_dir}  (train {len(train)}, validation {len(val)}){'  resuming' if resume else ''}")
+    write_atomic(run_dir / "trainset.json", json.dumps(describe_training_set(cfg, train, val), indent=2))
     session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
     try:
         reflection_lm = build_lm(cfg.compile.reflection_lm, seed=cfg.seed) if cfg.compile.reflection_lm else session.lm
@@ -79,7 +80,7 @@ def compile_(
             write_atomic(run_dir / "curve.json", json.dumps(curve, indent=2))
             write_atomic(run_dir / "instructions.diff", diff + "\n")
             tracker.log_metrics({"lm_calls": counter.count, "tokens_in": tokens_in, "tokens_out": tokens_out})
-            for name in ("config.yaml", "curve.json", "instructions.diff"):
+            for name in ("config.yaml", "trainset.json", "curve.json", "instructions.diff"):
                 tracker.log_artifact(run_dir / name)
             tracker.log_artifact(path)
             log_program_model(tracker, run_dir)
