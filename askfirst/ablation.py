@@ -181,8 +181,7 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
                 child.log_metrics(judge(configs[cell.name], result))
             child.log_metrics({key: v for key, v in result.summary.items() if isinstance(v, int | float)})
         results.append(CellResult(cell, _with_judged(result.scores, cell_dirs[cell.name]), result.summary))
-    at_k = tuple(m.key(k=k) for m in shown_in("ablate") if "{k}" in m.name)  # recall@k at this run's evidence size
-    rows = compare(results, spec.reference, keys=(*COMPARED, *at_k, *JUDGED_PER_QUESTION), seed=configs[spec.reference].seed)
+    rows = compare(results, spec.reference, keys=compared_keys(k), seed=configs[spec.reference].seed)
     write_atomic(run_dir / "comparison.json", json.dumps(rows, indent=2))
     tracker.log_artifact(run_dir / "comparison.json")
     return rows
@@ -212,6 +211,12 @@ def _with_judged(scores: list[dict], cell_dir: Path) -> list[dict]:
 
     return [{**sc, **{key: (judged.get(sc["id"]) or {}).get(key) for key in JUDGED_PER_QUESTION}, "hm_conditioned": conditioned(sc["id"])}
             for sc in scores]
+
+
+def compared_keys(k: int) -> tuple[str, ...]:
+    """The per-question metrics a comparison pairs, recall@k at the runs' evidence size ``k``."""
+    at_k = tuple(m.key(k=k) for m in shown_in("ablate") if "{k}" in m.name)
+    return (*COMPARED, *at_k, *JUDGED_PER_QUESTION)
 
 
 def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...], seed: int = 0) -> list[dict]:

@@ -3,6 +3,7 @@
 A typo in a grid cell (``askfirst.refernt_cue``) otherwise shows only when a long ablation reaches that cell.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -30,11 +31,7 @@ def test_grid_cells_resolve(path, monkeypatch):
 
 
 def test_the_asks_for_info_labels_are_balanced_and_a_bad_line_is_named(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("asks_for_info_judge", BENCH / "asks_for_info_judge.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = _bench_script("asks_for_info_judge")
     labels = script.read_labels(BENCH / "asks_for_info_labels.jsonl")
     assert sum(row["asks"] for row in labels) == len(labels) - sum(row["asks"] for row in labels) == 16
     bad = tmp_path / "labels.jsonl"
@@ -43,3 +40,34 @@ def test_the_asks_for_info_labels_are_balanced_and_a_bad_line_is_named(tmp_path)
         script.read_labels(bad)
     judged = [{"asks": True, "verdict": True}, {"asks": True, "verdict": None}, {"asks": False, "verdict": False}]
     assert "| 3 | 2/3 = 0.67" in script.summary(judged) and "| 1 |" in script.summary(judged)  # one unparsed verdict
+
+
+def _bench_script(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_paired_evals_pairs_two_runs_by_question_and_refuses_different_questions(tmp_path, capsys):
+    from askfirst.config import save_resolved
+
+    def run(name: str, routes: dict[str, bool]) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        save_resolved(load_config(), folder)
+        rows = [{"id": qid, "route_correct": ok, "outcome_correct": ok} for qid, ok in routes.items()]
+        (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in reversed(rows)))  # order differs: paired by id
+        mean = sum(routes.values()) / len(routes)
+        (folder / "metrics.json").write_text(json.dumps({"route_correct": mean, "outcome_correct": mean, "n": len(routes)}))
+        return folder
+
+    script = _bench_script("paired_evals")
+    before, after = run("before", {"q1": False, "q2": True, "q3": False}), run("after", {"q3": True, "q2": True, "q1": True})
+    assert script.main([f"uncompiled={before}", f"compiled={after}"]) == 0
+    compiled = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| compiled"))
+    assert "1.000 (+0.667 [" in compiled
+    assert script.main([f"a={before}", f"b={run('other', {'q1': True, 'q2': True, 'q4': True})}"]) == 2
+    assert "2 question(s) in one only" in capsys.readouterr().err
