@@ -227,6 +227,9 @@ def test_the_stages_are_the_notes_programs_modules_composed_through_the_registry
     _, program, _, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off")
     names = {n for n, _ in program.named_predictors()}
     assert {"rewrite", "router", "retrieval.query_generator", "assess", "responders.complete", "expand"} <= names
+    _, simple, _, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.complexity_router=simple")
+    names = {n for n, _ in simple.named_predictors()}  # what a compile is offered: only steps a question can reach
+    assert "assess" in names and not {n for n in names if n.startswith(("retrieval.", "router"))}
 
 
 def test_divergence_needs_two_documents_and_two_answers():

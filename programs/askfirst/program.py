@@ -112,7 +112,10 @@ class AskFirstProgram(dspy.Module):
         self.config, self.program_config, self.retries = config, program, retries
         self.rewrite = dspy.Predict(StandaloneQuestion) if config.standalone else None
         self.router = dspy.Predict(RouteComplexity) if config.complexity_router == "lm" else None
-        self.retrieval, self.reranker = notes.retrieval, notes.reranker
+        # With every question on the simple path the notes loop never runs: left out, a compile is not offered its
+        # predictors (GEPA spent whole rounds on them, finding no trace to reflect on).
+        self.retrieval = notes.retrieval if config.complexity_router != "simple" else None
+        self.reranker = notes.reranker
         self.referent = dspy.Predict(UnnamedReferent) if config.referent_check else None
         self.detect = dspy.Predict(AnalyzeAmbiguity) if config.ambiguity in ("detector", "both", "either") else None
         self.assess = dspy.Predict(AssessEvidence)
