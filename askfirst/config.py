@@ -144,7 +144,10 @@ class EvalConfig(ConfigSection):
 class CompileConfig(ConfigSection):
     """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2."""
 
-    optimizer: Literal["gepa", "miprov2"] = "gepa"
+    optimizer: Literal["gepa", "miprov2", "bootstrap"] = Field(
+        "gepa", description="'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "
+        "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used.")
+    max_demos: int = Field(2, ge=1, description="bootstrap: demonstrations per predictor (each adds its passages to every prompt).")
     objective: Literal["recall", "outcome", "both", "hm", "str_em"] = Field("recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean; 'str_em' ambiguous questions' STR-EM.")
     auto: Literal["light", "medium", "heavy"] | None = Field("light", description="Budget preset; set null to use max_metric_calls / max_full_evals.")
     max_metric_calls: int | None = Field(None, ge=1, description="GEPA: explicit metric-call budget (needs auto=null).")

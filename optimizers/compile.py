@@ -42,6 +42,12 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     verify_checkpoints(log_dir)  # before the optimiser unpickles anything it finds there
     optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=log_dir, seed=config.seed, use_mlflow=use_mlflow)
     try:
+        if cfg.optimizer == "bootstrap":
+            compiled = optimizer.compile(program, trainset=trainset)
+            lms = dict(program.named_predictors())
+            for name, predictor in compiled.named_predictors():  # its student copy dropped each step's own LM
+                predictor.lm = lms[name].lm
+            return compiled
         if cfg.optimizer == "miprov2":
             # MIPROv2 refuses a minibatch larger than the valset (its default is 35).
             extra = {"minibatch_size": min(35, len(valset))} | ({} if cfg.auto else {"num_trials": cfg.num_trials or 5})

@@ -27,6 +27,10 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
         frontier = {"gepa_kwargs": {"frontier_type": "hybrid"}} if metric.multi_objective else {}
         return dspy.GEPA(metric=metric, reflection_lm=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
                          seed=seed, track_stats=True, use_mlflow=use_mlflow, **budget, **frontier)
+    if cfg.optimizer == "bootstrap":
+        # Demonstrations only: a small offline LM rewrites instructions badly (GEPA's 1.5B reflection copied them or
+        # replaced one with a request for more information), but can follow worked examples of its own steps.
+        return dspy.BootstrapFewShot(metric=metric.as_float(), max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, max_rounds=1)
     if not cfg.auto:
         budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
     return dspy.MIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),

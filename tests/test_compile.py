@@ -8,6 +8,7 @@ import pytest
 from askfirst.config import ProgramConfig, load_config
 from askfirst.datasets.questions import load_questions
 from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
+from askfirst.optimizers.curves import instructions
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import MeanOfMetrics, build_objective
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
@@ -60,6 +61,7 @@ def test_gepa_needs_exactly_one_budget(tmp_path, schema_lm):
 @pytest.mark.parametrize("overrides", [
     ["compile.optimizer=gepa", "compile.auto=null", "compile.max_metric_calls=12", "compile.objective=both"],
     ["compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=2", "compile.num_candidates=2", "compile.objective=outcome"],
+    ["compile.optimizer=bootstrap", "compile.max_demos=1", "compile.objective=outcome"],
 ])
 def test_compile_save_and_reload_gives_the_same_outputs(tmp_path, retriever, schema_lm, overrides):
     config = load_config(overrides=[f"runs_dir={tmp_path}", *overrides])
@@ -110,3 +112,16 @@ def test_a_gepa_budget_too_small_to_propose_anything_is_warned_about():
     assert budget_warning(CompileConfig(auto=None, max_metric_calls=18), n_train=12, n_val=12) is None
     assert budget_warning(CompileConfig(auto=None, max_full_evals=1), n_train=12, n_val=12) is None
     assert budget_warning(CompileConfig(), n_train=12, n_val=12) is None  # a preset sizes itself
+
+
+def test_bootstrap_adds_demonstrations_of_right_runs_and_keeps_each_steps_lm(tmp_path, retriever, schema_lm):
+    config = load_config(overrides=[f"runs_dir={tmp_path}", "compile.optimizer=bootstrap", "compile.max_demos=1", "compile.objective=outcome"])
+    train = [e for e in load_questions("demo") if e.answerability == "ANSWERABLE"][:3]
+    program, step_lm = _program(retriever), schema_lm(SCRIPT)
+    program.responders.complete.lm = step_lm
+    with dspy.context(lm=schema_lm(SCRIPT), adapter=dspy.JSONAdapter()):
+        compiled = compile_program(program, train, train, config=config, reflection_lm=schema_lm(), run_dir=tmp_path)
+    demos = compiled.responders.complete.demos
+    assert len(demos) == 1 and demos[0]["answer"] == "It is EUR 4,200." and demos[0]["cited_ids"] == ["fees-lab"]
+    assert compiled.responders.complete.lm is step_lm
+    assert instructions(compiled) == instructions(_program(retriever))  # demonstrations only
