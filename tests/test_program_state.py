@@ -92,6 +92,15 @@ def test_a_resumed_run_keeps_the_compiled_program_it_started_with(saved, tmp_pat
     assert load_config(older / "config.yaml").program.compiled == str(path)  # and now it records it
 
 
+def test_a_shipped_compiled_program_loads_by_its_name(saved, retriever, monkeypatch, tmp_path):
+    path, _ = saved
+    monkeypatch.setattr("askfirst.optimizers.compile.SHIPPED_DIR", tmp_path.parent)
+    name = f"askfirst:{tmp_path.name}"  # the folder holding program.json, as askfirst/compiled/<name>/ holds it
+    assert program_state_path(name) == path
+    built = build_program(load_config(overrides=["program.iterations=1", "program.reranker=false", f"program.compiled={name}"]), retriever)
+    assert built.router.classify.signature.instructions == "Compiled instruction."
+
+
 @pytest.mark.parametrize("value", ["none", "None", "null", ""])
 def test_program_compiled_none_runs_the_uncompiled_program(value):
     # The command line's way to switch a shipped default off.
