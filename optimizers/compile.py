@@ -95,6 +95,8 @@ def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
     """
     path = run_dir / PROGRAM_FILE
     lms = {name: predictor.lm for name, predictor in program.named_predictors()}
+    for _, predictor in program.named_predictors():
+        predictor.demos = [demo_fields(demo, predictor) for demo in predictor.demos]
     try:
         for _, predictor in program.named_predictors():
             predictor.lm = None
@@ -103,6 +105,13 @@ def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
         for name, predictor in program.named_predictors():
             predictor.lm = lms[name]
     return path
+
+
+def demo_fields(demo, predictor: dspy.Predict):
+    """A demonstration with only what a prompt shows and ``load_compiled`` accepts: its Signature's fields (a
+    bootstrapped demo also holds the step's extras, such as the label's log-probabilities)."""
+    keep = {k: v for k, v in demo.items() if k in predictor.signature.fields or k == "augmented"}
+    return dspy.Example(**keep) if isinstance(demo, dspy.Example) else keep
 
 
 def program_state_path(path: str | Path) -> Path:

@@ -124,4 +124,6 @@ def test_bootstrap_adds_demonstrations_of_right_runs_and_keeps_each_steps_lm(tmp
     demos = compiled.responders.complete.demos
     assert len(demos) == 1 and demos[0]["answer"] == "It is EUR 4,200." and demos[0]["cited_ids"] == ["fees-lab"]
     assert compiled.responders.complete.lm is step_lm
+    compiled.responders.complete.demos[0]["logprobs"] = {"ANSWERABLE": -0.1}  # a step's extra, not a field
+    load_compiled(_program(retriever), save_compiled(compiled, tmp_path))  # saved as load_compiled accepts it
     assert instructions(compiled) == instructions(_program(retriever))  # demonstrations only
