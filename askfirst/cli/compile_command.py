@@ -21,12 +21,10 @@ def compile_(
     resume: Annotated[Path | None, typer.Option(help="An interrupted compile run folder: its config (plus any --set, e.g. a larger budget) is reused and the optimiser resumes from its checkpoint.")] = None,
 ) -> None:
     """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
-    import dspy
-
     from askfirst.cli.render import console
     from askfirst.config import load_config, save_resolved
     from askfirst.datasets.splits import configured_questions, split_by_conversation
-    from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens
+    from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens, tracking_tokens
     from askfirst.lm.factory import build_lm
     from askfirst.optimizers.compile import compile_program, describe_training_set, save_compiled
     from askfirst.optimizers.curves import instruction_diff, instructions, optimisation_curve
@@ -63,7 +61,7 @@ def compile_(
                 from askfirst.programs.factory import build_judges
 
                 judges = build_judges(cfg, session.retriever.embedder)
-            with dspy.context(track_usage=True), counting_lm_calls() as counter:
+            with tracking_tokens(), counting_lm_calls() as counter:
                 compiled = compile_program(session.program, train, val, config=cfg, reflection_lm=reflection_lm, run_dir=run_dir,
                                            judges=judges, use_mlflow=tracker.enabled)
                 tokens_in, tokens_out = tracked_tokens()  # every LM of the run, the reflection LM included; cached calls cost none

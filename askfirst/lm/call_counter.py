@@ -10,6 +10,24 @@ from contextlib import contextmanager
 
 import dspy
 from dspy.utils.callback import BaseCallback
+from dspy.utils.usage_tracker import UsageTracker
+
+
+class SharedUsageTracker(UsageTracker):
+    """A usage tracker that DSPy's parallel executor shares instead of copying. It deep-copies the tracker into each
+    worker thread, so the LM calls of an optimiser's evaluations (which run there) would count into copies that are
+    thrown away, and a compile would report 0 tokens. Appending to its per-model lists is safe across threads."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+@contextmanager
+def tracking_tokens() -> Iterator[SharedUsageTracker]:
+    """Record the tokens of every LM call made in this context, in any thread it starts; read them with ``tracked_tokens``."""
+    tracker = SharedUsageTracker()
+    with dspy.context(track_usage=True, usage_tracker=tracker):
+        yield tracker
 
 
 def tracked_tokens() -> tuple[int, int]:
