@@ -142,7 +142,7 @@ class EvalConfig(ConfigSection):
 
 
 class CompileConfig(ConfigSection):
-    """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2."""
+    """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2, or demonstrations alone."""
 
     optimizer: Literal["gepa", "miprov2", "bootstrap"] = Field(
         "gepa", description="'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "

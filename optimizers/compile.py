@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from pathlib import Path
 
 import dspy
@@ -61,9 +62,7 @@ def describe_training_set(config: AskFirstConfig, trainset: list, valset: list) 
     """What a compile saw, to ship beside its program: the question selection and every trainset and valset id
     (with their answerability), so a report can say which tasks a compiled program was never shown."""
     def side(examples: list) -> dict:
-        labels: dict[str, int] = {}
-        for e in examples:
-            labels[str(e.get("answerability"))] = labels.get(str(e.get("answerability")), 0) + 1
+        labels = Counter(str(e.get("answerability")) for e in examples)
         return {"n": len(examples), "answerability": dict(sorted(labels.items())), "ids": [e.id for e in examples]}
 
     data, cfg = config.data, config.compile
