@@ -17,7 +17,7 @@ from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-ex
 from askfirst.optimizers.checkpoint_signing import sign_checkpoints, verify_checkpoints
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import build_objective
-from askfirst.optimizers.program_state import read_program_state
+from askfirst.optimizers.program_state import demo_keys, read_program_state
 
 PROGRAM_FILE = "program.json"
 SHIPPED = "askfirst:"  # program.compiled's prefix for a compiled program shipped in the package
@@ -45,9 +45,9 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     try:
         if cfg.optimizer == "bootstrap":
             compiled = optimizer.compile(program, trainset=trainset)
-            lms = dict(program.named_predictors())
+            originals = dict(program.named_predictors())
             for name, predictor in compiled.named_predictors():  # its student copy dropped each step's own LM
-                predictor.lm = lms[name].lm
+                predictor.lm = originals[name].lm
             return compiled
         if cfg.optimizer == "miprov2":
             # MIPROv2 refuses a minibatch larger than the valset (its default is 35).
@@ -109,7 +109,8 @@ def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
 def demo_fields(demo, predictor: dspy.Predict):
     """A demonstration with only what a prompt shows and ``load_compiled`` accepts: its Signature's fields (a
     bootstrapped demo also holds the step's extras, such as the label's log-probabilities)."""
-    keep = {k: v for k, v in demo.items() if k in predictor.signature.fields or k == "augmented"}
+    allowed = demo_keys(predictor)
+    keep = {k: v for k, v in demo.items() if k in allowed}
     return dspy.Example(**keep) if isinstance(demo, dspy.Example) else keep
 
 

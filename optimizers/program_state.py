@@ -50,10 +50,15 @@ def _signature(state, predictor: dspy.Predict, where: str) -> dict:
                                  for f in predictor.signature.fields.values()]}
 
 
+def demo_keys(predictor: dspy.Predict) -> set[str]:
+    """What a demonstration of ``predictor`` may hold: its Signature's fields, and DSPy's mark of a bootstrapped one."""
+    return set(predictor.signature.fields) | _DEMO_EXTRA_KEYS
+
+
 def _demos(demos, predictor: dspy.Predict, where: str) -> list[dict]:
     if not isinstance(demos, list):
         raise ProgramStateError(f"{where}.demos must be a list")
-    allowed = set(predictor.signature.fields) | _DEMO_EXTRA_KEYS
+    allowed = demo_keys(predictor)
     for i, demo in enumerate(demos):
         if not isinstance(demo, dict):
             raise ProgramStateError(f"{where}.demos[{i}] must be an object")
