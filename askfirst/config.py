@@ -148,6 +148,9 @@ class CompileConfig(ConfigSection):
         "gepa", description="'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "
         "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used.")
     max_demos: int = Field(2, ge=1, description="bootstrap: demonstrations per predictor (each adds its passages to every prompt).")
+    demos_by_label: bool = Field(False, description="bootstrap: take the trainset in turn by answerability label and keep a run's "
+                                 "demonstrations only if every answerability label its steps wrote is the gold one, so the demos show "
+                                 "each label, each one right; with 4 labels, set max_demos to 4 to see them all.")
     objective: Literal["recall", "outcome", "both", "hm", "str_em"] = Field("recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean; 'str_em' ambiguous questions' STR-EM.")
     auto: Literal["light", "medium", "heavy"] | None = Field("light", description="Budget preset; set null to use max_metric_calls / max_full_evals.")
     max_metric_calls: int | None = Field(None, ge=1, description="GEPA: explicit metric-call budget (needs auto=null).")

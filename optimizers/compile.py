@@ -15,6 +15,7 @@ from askfirst.config import AskFirstConfig
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
 from askfirst.optimizers.checkpoint_signing import sign_checkpoints, verify_checkpoints
+from askfirst.optimizers.demo_selection import interleaved_by_label
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import demo_keys, read_program_state
@@ -44,7 +45,7 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=log_dir, seed=config.seed, use_mlflow=use_mlflow)
     try:
         if cfg.optimizer == "bootstrap":
-            compiled = optimizer.compile(program, trainset=trainset)
+            compiled = optimizer.compile(program, trainset=interleaved_by_label(trainset) if cfg.demos_by_label else trainset)
             originals = dict(program.named_predictors())
             for name, predictor in compiled.named_predictors():  # its student copy dropped each step's own LM
                 predictor.lm = originals[name].lm

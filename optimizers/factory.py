@@ -7,6 +7,7 @@ from pathlib import Path
 import dspy
 
 from askfirst.config import CompileConfig, ConfigError
+from askfirst.optimizers.demo_selection import labels_agree
 
 
 def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0, use_mlflow: bool = False):
@@ -17,6 +18,8 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
         reflection_lm: GEPA's reflection LM, MIPROv2's prompt model.
         use_mlflow: GEPA logs its per-iteration scores into the active MLflow run.
     """
+    if cfg.demos_by_label and cfg.optimizer != "bootstrap":
+        raise ConfigError(f"compile.demos_by_label chooses BootstrapFewShot's demonstrations: it needs compile.optimizer=bootstrap, not {cfg.optimizer}")
     budget = {"auto": cfg.auto} if cfg.auto else {}
     if cfg.optimizer == "gepa":
         if not cfg.auto:
@@ -30,7 +33,8 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
     if cfg.optimizer == "bootstrap":
         # Demonstrations only: a small offline LM rewrites instructions badly (GEPA's 1.5B reflection copied them or
         # replaced one with a request for more information), but can follow worked examples of its own steps.
-        return dspy.BootstrapFewShot(metric=metric.as_float(), max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, max_rounds=1)
+        scored = labels_agree(metric.as_float()) if cfg.demos_by_label else metric.as_float()
+        return dspy.BootstrapFewShot(metric=scored, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, max_rounds=1)
     if not cfg.auto:
         budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
     return dspy.MIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),

@@ -9,6 +9,7 @@ from askfirst.config import ProgramConfig, load_config
 from askfirst.datasets.questions import load_questions
 from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
 from askfirst.optimizers.curves import instructions
+from askfirst.optimizers.demo_selection import interleaved_by_label, labels_agree
 from askfirst.optimizers.factory import build_optimizer
 from askfirst.optimizers.objectives import MeanOfMetrics, build_objective
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
@@ -62,6 +63,7 @@ def test_gepa_needs_exactly_one_budget(tmp_path, schema_lm):
     ["compile.optimizer=gepa", "compile.auto=null", "compile.max_metric_calls=12", "compile.objective=both"],
     ["compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=2", "compile.num_candidates=2", "compile.objective=outcome"],
     ["compile.optimizer=bootstrap", "compile.max_demos=1", "compile.objective=outcome"],
+    ["compile.optimizer=bootstrap", "compile.max_demos=2", "compile.objective=outcome", "compile.demos_by_label=true"],
 ])
 def test_compile_save_and_reload_gives_the_same_outputs(tmp_path, retriever, schema_lm, overrides):
     config = load_config(overrides=[f"runs_dir={tmp_path}", *overrides])
@@ -127,3 +129,32 @@ def test_bootstrap_adds_demonstrations_of_right_runs_and_keeps_each_steps_lm(tmp
     compiled.responders.complete.demos[0]["logprobs"] = {"ANSWERABLE": -0.1}  # a step's extra, not a field
     load_compiled(_program(retriever), save_compiled(compiled, tmp_path))  # saved as load_compiled accepts it
     assert instructions(compiled) == instructions(_program(retriever))  # demonstrations only
+
+
+def test_demos_by_label_takes_the_trainset_in_turn_by_gold_label():
+    labels = ["ANSWERABLE", "ANSWERABLE", "ANSWERABLE", "UNDERSPECIFIED", "UNANSWERABLE", "UNDERSPECIFIED", None]
+    examples = [dspy.Example(id=f"q{i}", answerability=label) for i, label in enumerate(labels)]
+    assert [e.id for e in interleaved_by_label(examples)] == ["q0", "q3", "q4", "q6", "q1", "q5", "q2"]
+    assert interleaved_by_label([]) == []
+
+
+def test_a_run_whose_step_wrote_a_wrong_answerability_label_gives_no_demonstration():
+    def outcome(gold, pred, trace=None):
+        return 1.0
+
+    checked = labels_agree(outcome)
+    assess, referent = dspy.Predict("question -> label"), dspy.Predict("question -> label")
+    # scored right by its route, but the assessment said PARTIAL (the one-part check answered it)
+    partial = [(referent, {}, dspy.Prediction(label="SPECIFIC")), (assess, {}, dspy.Prediction(label="PARTIAL"))]
+    answerable = dspy.Example(answerability="ANSWERABLE")
+    assert checked(answerable, None, partial) == 0.0
+    assert checked(dspy.Example(answerability="PARTIAL"), None, partial) == 1.0  # the referent's label is another vocabulary
+    assert checked(answerable, None) == 1.0  # evaluation (no trace) scores the outcome alone
+    assert checked(dspy.Example(id="demo-1"), None, partial) == 1.0  # no gold label to compare with
+    assert checked.__name__ == "outcome+labels"
+
+
+def test_demos_by_label_needs_the_bootstrap_optimizer(tmp_path, schema_lm):
+    cfg = load_config(overrides=["compile.demos_by_label=true"]).compile
+    with pytest.raises(ValueError, match="needs compile.optimizer=bootstrap, not gepa"):
+        build_optimizer(cfg, build_objective("outcome"), reflection_lm=schema_lm(), log_dir=tmp_path)

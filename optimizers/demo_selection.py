@@ -1,0 +1,50 @@
+"""Demonstrations that show every answerability label, each one right (``compile.demos_by_label``).
+
+``dspy.BootstrapFewShot`` keeps the traces of the first trainset runs the objective scores right, in the trainset's
+order. On MTRAG-UN that is mostly ANSWERABLE tasks, and "right" is the outcome, not each step: a run whose assessment
+said PARTIAL, which the one-part check then answered, counts. The 2026-11-26 bootstrap compile kept exactly such a run
+as its second ``assess`` demonstration, and asked first on 1 of 4 ambiguous demo questions where the uncompiled
+program asked on 3. Taking the trainset in turn by gold label, and keeping a run only when every answerability label
+its steps wrote is the gold one, gives demonstrations of each label, each one labelled as the data labels it.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from askfirst.signatures.answerability import AnswerabilityLabel
+
+ANSWERABILITY = frozenset(get_args(AnswerabilityLabel))
+
+
+def interleaved_by_label(examples: list) -> list:
+    """``examples`` taken in turn by gold ``answerability`` (one of each label, then again), labels in the order
+    they first appear and each label's examples in their own order; an example without a label is a group of its own.
+    """
+    groups: dict[str, list] = {}
+    for example in examples:
+        groups.setdefault(str(example.get("answerability")), []).append(example)
+    longest = max((len(group) for group in groups.values()), default=0)
+    return [group[i] for i in range(longest) for group in groups.values() if i < len(group)]
+
+
+def wrong_labels(gold, trace: list) -> list[str]:
+    """The answerability labels the steps in ``trace`` wrote that differ from ``gold``'s; none when ``gold`` has no
+    answerability label to compare with. Other steps' ``label`` fields (the referent check's SPECIFIC /
+    UNDERSPECIFIED) are a different vocabulary and are not compared."""
+    expected = gold.get("answerability")
+    if expected not in ANSWERABILITY:
+        return []
+    written = (outputs.get("label") for _, _, outputs in trace)
+    return [label for label in written if label in ANSWERABILITY and label != expected]
+
+
+def labels_agree(metric):
+    """``metric`` (a float metric) that scores 0 a bootstrapping run (one with a ``trace``) in which a step wrote
+    a wrong answerability label, so its traces are never kept as demonstrations; without a trace, ``metric``."""
+    def checked(gold, pred, trace=None) -> float:
+        score = metric(gold, pred, trace)
+        return 0.0 if trace is not None and wrong_labels(gold, trace) else score
+
+    checked.__name__ = f"{metric.__name__}+labels"
+    return checked
