@@ -13,11 +13,7 @@ three demos were ANSWERABLE, UNANSWERABLE, ANSWERABLE, and the demo set's outcom
 
 from __future__ import annotations
 
-from typing import get_args
-
-from askfirst.signatures.answerability import AnswerabilityLabel
-
-ANSWERABILITY = frozenset(get_args(AnswerabilityLabel))
+from askfirst.programs.common.answerability import LABELS
 
 
 def interleaved_by_label(examples: list) -> list:
@@ -36,10 +32,10 @@ def wrong_labels(gold, trace: list) -> list[str]:
     answerability label to compare with. Other steps' ``label`` fields (the referent check's SPECIFIC /
     UNDERSPECIFIED) are a different vocabulary and are not compared."""
     expected = gold.get("answerability")
-    if expected not in ANSWERABILITY:
+    if expected not in LABELS:
         return []
     written = (outputs.get("label") for _, _, outputs in trace)
-    return [label for label in written if label in ANSWERABILITY and label != expected]
+    return [label for label in written if label in LABELS and label != expected]
 
 
 def labels_agree(metric):
