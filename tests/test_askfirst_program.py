@@ -295,7 +295,7 @@ def test_a_question_about_something_no_passage_mentions_is_unanswerable(schema_l
     parking = scripted(asked_about=assessment("UNDERSPECIFIED", asked_about="parking permit"))
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=parking)
     assert reply.route == "idk" and reply.label == "UNANSWERABLE"
-    assert reply.key_terms == {"asked_about": "parking permit", "missing": ["parking", "permit"], "overruled": "UNDERSPECIFIED"}
+    assert reply.key_terms == {"asked_about": "parking permit", "echo": False, "missing": ["parking", "permit"], "overruled": "UNDERSPECIFIED"}
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=0", script=parking)
     assert reply.route == "clarify"  # without the check the readings are asked about
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=3", script=parking)
@@ -372,6 +372,16 @@ def test_a_document_an_earlier_turn_named_is_the_reading_a_follow_up_means(schem
     assert reply.route == "clarify" and len(asked) == 1 and reply.options == ["Laboratory fee", "Registration fee"]
 
 
+def test_an_asked_about_repeating_its_field_description_is_not_checked(schema_lm):
+    """The 1.5B wrote the field's description as what an MTRAG-UN question asks about; its words are in no passage."""
+    echo = scripted(asked_about=assessment("ANSWERABLE", asked_about="What the question asks about, in its own words, a few words"))
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", script=echo)
+    assert reply.route == "answer" and reply.key_terms["echo"] is True and reply.key_terms["missing"] == []
+    named = scripted(asked_about=assessment("ANSWERABLE", asked_about="question about parking permit"))
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", script=named)
+    assert reply.route == "idk" and reply.key_terms["echo"] is False and reply.key_terms["overruled"] == "ANSWERABLE"
+
+
 def test_a_one_part_question_labelled_partial_is_answered(schema_lm):
     partial = scripted(asked_about=assessment("PARTIAL", asked_about="lab fee"))
     reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", script=partial)
@@ -380,6 +390,10 @@ def test_a_one_part_question_labelled_partial_is_answered(schema_lm):
     assert reply.route == "partial" and reply.one_part_partial is None
     reply, *_ = run(schema_lm, "How much is the laboratory fee, and is it refunded?", "askfirst.escalation=false", script=partial)
     assert reply.route == "partial" and reply.one_part_partial is None  # two parts: one may be unanswered
+    # Taken as ANSWERABLE, it no longer has PARTIAL's exemption from the key-term check.
+    absent = scripted(asked_about=assessment("PARTIAL", asked_about="parking permit"))
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=absent)
+    assert reply.route == "idk" and reply.one_part_partial == "ANSWERABLE" and reply.key_terms["overruled"] == "ANSWERABLE"
 
 
 def test_a_first_question_pointing_at_something_it_never_names_is_asked_about_before_the_assessment(schema_lm):

@@ -39,3 +39,11 @@ def unmatched_terms(text: str, passages: list[Passage]) -> list[str]:
     no passage's title or text, once each, in order."""
     seen = {stem(t) for p in passages for t in tokenize(f"{p.title} {p.text}")}
     return list(dict.fromkeys(t for t in tokenize(text) if t not in QUANTITY_WORDS and stem(t) not in seen))
+
+
+def echoes(text: str, description: str) -> bool:
+    """Whether ``text`` has content words and all of them are ``description``'s: an output that repeats its field's
+    description ("What the question asks about, in its own words, a few words", written by the offline 1.5B on
+    MTRAG-UN) rather than filling it in."""
+    stems = content_stems(text)
+    return bool(stems) and stems <= content_stems(description)

@@ -11,7 +11,7 @@ from askfirst.programs.askfirst.absent_terms import coverage, question_parts, te
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_reading, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
-from askfirst.programs.askfirst.key_terms import unmatched_terms
+from askfirst.programs.askfirst.key_terms import echoes, unmatched_terms
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
 from askfirst.programs.base import Reply, Resources
@@ -74,7 +74,7 @@ class AskFirstProgram(dspy.Module):
        (``divergence_passages`` documents in all), copies the answering sentences, labels answerability (ANSWERABLE /
        PARTIAL / UNDERSPECIFIED / UNANSWERABLE) and names what the question asks about. With ``key_terms`` (N), a
        question with N or more asked-about words that no retrieved passage contains is UNANSWERABLE (MAF-RAG's
-       KeyMatch as a check). The route follows the label and ``program.answer_threshold``.
+       KeyMatch as a check); an asked_about that only repeats its field's description is not checked. The route follows the label and ``program.answer_threshold``.
     6. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
@@ -97,8 +97,8 @@ class AskFirstProgram(dspy.Module):
     instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words,
     when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
-    found, when on), ``key_terms`` (what is asked about, its words no retrieved passage contains, and the label the
-    check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
+    found, when on), ``key_terms`` (what is asked about, whether it echoes its field's description, its words no
+    retrieved passage contains, and the label the check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran).
@@ -258,7 +258,7 @@ class AskFirstProgram(dspy.Module):
         """Label answerability from ``passages`` (recording what is asked about and the key-term check); returns the
         label's route. A ``top_cosine`` below the gate's threshold is UNANSWERABLE with no LM call. With ``key_terms``
         (N), a question with N or more asked-about words in no retrieved passage is UNANSWERABLE, unless the assessment
-        already called it PARTIAL (whose missing part is expected to be absent)."""
+        already called it PARTIAL (whose missing part is expected to be absent) on a question of more than one part."""
         state["extras"]["gated"] = self._gated(top_cosine)
         if state["extras"]["gated"]:
             state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
@@ -272,12 +272,19 @@ class AskFirstProgram(dspy.Module):
         by_id = {p.passage_id: p for p in passages}
         label = out.label
         confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
+        if label == "PARTIAL" and self.config.partial_needs_parts and len(question_parts(state["question"])) < 2:
+            # A question of one part has no part left unanswered. Before the key-term check: PARTIAL is exempt from it
+            # because its missing part is expected to be absent, and this question has no such part.
+            state["extras"]["one_part_partial"] = "ANSWERABLE"
+            label = "ANSWERABLE"
         asked = str(out.asked_about or "").strip()
+        # An asked_about that only repeats its own field description names nothing the question asks about.
+        echo = echoes(asked, self.assess.signature.output_fields["asked_about"].json_schema_extra["desc"])
         # Against everything retrieved, not only the passages read: a word the evidence lacks but the ranking has is
         # a paraphrase away ("start" / "starts"), not a thing the collection never mentions.
         pool = passages + [p for p in state["ranking"] if p.passage_id not in by_id]
-        missing = unmatched_terms(asked, pool) if self.config.key_terms else []
-        state["extras"]["key_terms"] = {"asked_about": asked, "missing": missing, "overruled": None}
+        missing = unmatched_terms(asked, pool) if self.config.key_terms and not echo else []
+        state["extras"]["key_terms"] = {"asked_about": asked, "echo": echo, "missing": missing, "overruled": None}
         if self.config.key_terms and len(missing) >= self.config.key_terms and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             state["extras"]["key_terms"]["overruled"] = label  # nothing the passages say backs that label
             label, confidence, p_answer = "UNANSWERABLE", 1.0, 0.0
@@ -285,9 +292,6 @@ class AskFirstProgram(dspy.Module):
         if absent and absent["verdict"] == "some" and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             absent["overruled"] = label  # a part of it is about something the collection never mentions
             label = "PARTIAL"
-        elif label == "PARTIAL" and self.config.partial_needs_parts and len(question_parts(state["question"])) < 2:
-            state["extras"]["one_part_partial"] = "ANSWERABLE"  # a question of one part has no part left unanswered
-            label = "ANSWERABLE"
         state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
         route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
         return self.program_config.unanswerable_route if route == "idk" else route
