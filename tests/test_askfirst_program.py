@@ -394,6 +394,9 @@ def test_a_one_part_question_labelled_partial_is_answered(schema_lm):
     absent = scripted(asked_about=assessment("PARTIAL", asked_about="parking permit"))
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=absent)
     assert reply.route == "idk" and reply.one_part_partial == "ANSWERABLE" and reply.key_terms["overruled"] == "ANSWERABLE"
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.one_part_key_terms=false", script=absent)
+    # Off, the exemption stands: taken as ANSWERABLE, the fee passages' diverging answers are asked about.
+    assert reply.route == "clarify" and reply.one_part_partial == "ANSWERABLE" and reply.key_terms["overruled"] is None
 
 
 def test_a_first_question_pointing_at_something_it_never_names_is_asked_about_before_the_assessment(schema_lm):

@@ -58,7 +58,7 @@ class AskFirstProgram(dspy.Module):
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
        covered: an ANSWERABLE or UNDERSPECIFIED assessment becomes PARTIAL, and the reply answers the covered parts
        and names the others as missing. With ``partial_needs_parts`` a PARTIAL label on a question of one part
-       (as cut here) is taken as ANSWERABLE.
+       (as cut here) is taken as ANSWERABLE, and with ``one_part_key_terms`` checked as an ANSWERABLE one is.
        Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
        searched query over the collection; below the threshold the question is UNANSWERABLE without an LM call.
        On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
@@ -272,7 +272,8 @@ class AskFirstProgram(dspy.Module):
         by_id = {p.passage_id: p for p in passages}
         label = out.label
         confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
-        if label == "PARTIAL" and self.config.partial_needs_parts and len(question_parts(state["question"])) < 2:
+        one_part = label == "PARTIAL" and self.config.partial_needs_parts and len(question_parts(state["question"])) < 2
+        if one_part and self.config.one_part_key_terms:
             # A question of one part has no part left unanswered. Before the key-term check: PARTIAL is exempt from it
             # because its missing part is expected to be absent, and this question has no such part.
             state["extras"]["one_part_partial"] = "ANSWERABLE"
@@ -292,6 +293,9 @@ class AskFirstProgram(dspy.Module):
         if absent and absent["verdict"] == "some" and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             absent["overruled"] = label  # a part of it is about something the collection never mentions
             label = "PARTIAL"
+        elif one_part and not self.config.one_part_key_terms:
+            state["extras"]["one_part_partial"] = "ANSWERABLE"
+            label = "ANSWERABLE"
         state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
         route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
         return self.program_config.unanswerable_route if route == "idk" else route
