@@ -294,7 +294,7 @@ class AskFirstProgram(dspy.Module):
             absent["overruled"] = label  # a part of it is about something the collection never mentions
             label = "PARTIAL"
         elif one_part and not self.config.one_part_key_terms:
-            state["extras"]["one_part_partial"] = "ANSWERABLE"
+            state["extras"]["one_part_partial"] = "ANSWERABLE"  # the old order: after the check it was exempt from
             label = "ANSWERABLE"
         state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
         route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
