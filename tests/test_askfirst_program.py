@@ -390,12 +390,12 @@ def test_a_one_part_question_labelled_partial_is_answered(schema_lm):
     assert reply.route == "partial" and reply.one_part_partial is None
     reply, *_ = run(schema_lm, "How much is the laboratory fee, and is it refunded?", "askfirst.escalation=false", script=partial)
     assert reply.route == "partial" and reply.one_part_partial is None  # two parts: one may be unanswered
-    # Taken as ANSWERABLE, it no longer has PARTIAL's exemption from the key-term check.
+    # With one_part_key_terms, taken as ANSWERABLE, it no longer has PARTIAL's exemption from the key-term check.
     absent = scripted(asked_about=assessment("PARTIAL", asked_about="parking permit"))
-    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=absent)
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.one_part_key_terms=true", script=absent)
     assert reply.route == "idk" and reply.one_part_partial == "ANSWERABLE" and reply.key_terms["overruled"] == "ANSWERABLE"
-    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.one_part_key_terms=false", script=absent)
-    # Off, the exemption stands: taken as ANSWERABLE, the fee passages' diverging answers are asked about.
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=absent)
+    # Off (the default), the exemption stands: taken as ANSWERABLE, the fee passages' diverging answers are asked about.
     assert reply.route == "clarify" and reply.one_part_partial == "ANSWERABLE" and reply.key_terms["overruled"] is None
 
 

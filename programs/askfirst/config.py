@@ -68,10 +68,10 @@ class AskfirstConfig(ConfigSection):
                                       "collection check cuts it) as ANSWERABLE: a partial answer needs a part answered and a part "
                                       "not. On 40 MTRAG-UN dev training-half tasks the 1.5B labelled 7 one-part questions PARTIAL: "
                                       "3 ANSWERABLE, 2 UNDERSPECIFIED, 1 UNANSWERABLE, 1 PARTIAL.")
-    one_part_key_terms: bool = Field(True, description="Apply the key-term check to a one-part question's PARTIAL once it is taken "
-                                     "as ANSWERABLE (partial_needs_parts); off: such a question keeps PARTIAL's exemption, as before "
-                                     "2026-11-26. On MTRAG-UN's validation half it sent two answered tasks to 'I don't know', one "
-                                     "UNANSWERABLE and one ANSWERABLE (route accuracy +0.000); the training half decides (bench/RESULTS.md).")
+    one_part_key_terms: bool = Field(False, description="Apply the key-term check to a one-part question's PARTIAL once it is taken "
+                                     "as ANSWERABLE (partial_needs_parts); off: it keeps PARTIAL's exemption. Off by measurement: on "
+                                     "MTRAG-UN's training half (22 tasks) it sent 2 ANSWERABLE tasks to 'I don't know' and righted "
+                                     "none (route accuracy 0.636 -> 0.545); on the validation half it moved one task each way (bench/RESULTS.md).")
     mode: Literal["ask_first", "answer_all"] = Field("ask_first", description="ask_first: an ambiguous question gets a clarifying "
                                                      "question naming the readings; answer_all: each reading is answered by the passage that gives it (ASQA-style benchmarks).")
     min_top_cosine: float | None = Field(

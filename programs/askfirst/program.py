@@ -258,7 +258,8 @@ class AskFirstProgram(dspy.Module):
         """Label answerability from ``passages`` (recording what is asked about and the key-term check); returns the
         label's route. A ``top_cosine`` below the gate's threshold is UNANSWERABLE with no LM call. With ``key_terms``
         (N), a question with N or more asked-about words in no retrieved passage is UNANSWERABLE, unless the assessment
-        already called it PARTIAL (whose missing part is expected to be absent) on a question of more than one part."""
+        already called it PARTIAL (whose missing part is expected to be absent; with ``one_part_key_terms`` only on a
+        question of more than one part)."""
         state["extras"]["gated"] = self._gated(top_cosine)
         if state["extras"]["gated"]:
             state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
