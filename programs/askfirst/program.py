@@ -74,7 +74,8 @@ class AskFirstProgram(dspy.Module):
        (``divergence_passages`` documents in all), copies the answering sentences, labels answerability (ANSWERABLE /
        PARTIAL / UNDERSPECIFIED / UNANSWERABLE) and names what the question asks about. With ``key_terms`` (N), a
        question with N or more asked-about words that no retrieved passage contains is UNANSWERABLE (MAF-RAG's
-       KeyMatch as a check); an asked_about that only repeats its field's description is not checked. The route follows the label and ``program.answer_threshold``.
+       KeyMatch as a check); an asked_about that only repeats its field's description is not checked. The route
+       follows the label and ``program.answer_threshold``.
     6. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
@@ -273,11 +274,12 @@ class AskFirstProgram(dspy.Module):
         by_id = {p.passage_id: p for p in passages}
         label = out.label
         confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
+        # A question of one part has no part left unanswered: its PARTIAL is taken as ANSWERABLE. With
+        # one_part_key_terms before the key-term check, which exempts PARTIAL (its missing part is expected to be absent).
         one_part = label == "PARTIAL" and self.config.partial_needs_parts and len(question_parts(state["question"])) < 2
-        if one_part and self.config.one_part_key_terms:
-            # A question of one part has no part left unanswered. Before the key-term check: PARTIAL is exempt from it
-            # because its missing part is expected to be absent, and this question has no such part.
+        if one_part:
             state["extras"]["one_part_partial"] = "ANSWERABLE"
+        if one_part and self.config.one_part_key_terms:
             label = "ANSWERABLE"
         asked = str(out.asked_about or "").strip()
         # An asked_about that only repeats its own field description names nothing the question asks about.
@@ -294,8 +296,7 @@ class AskFirstProgram(dspy.Module):
         if absent and absent["verdict"] == "some" and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             absent["overruled"] = label  # a part of it is about something the collection never mentions
             label = "PARTIAL"
-        elif one_part and not self.config.one_part_key_terms:
-            state["extras"]["one_part_partial"] = "ANSWERABLE"  # the old order: after the check it was exempt from
+        elif one_part and label == "PARTIAL":  # one_part_key_terms off: it kept PARTIAL's exemption from the check above
             label = "ANSWERABLE"
         state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
         route = route_for(label, confidence, threshold=self.program_config.answer_threshold, p_answer=p_answer)
