@@ -155,6 +155,8 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
     assert checked_rewrite("Is Sweden politically neutral?", " Sweden is not politically neutral. ") is None
     assert checked_rewrite("And the lab fee?", "How much is the laboratory fee? [fees-lab]") == "How much is the laboratory fee? [fees-lab]"
     assert checked_rewrite("I heard the lab fee went up.", "The laboratory fee went up.") == "The laboratory fee went up."  # a statement
+    assert checked_rewrite("I heard the lab fee went up.", "The laboratory fee went up.", every_turn=True) is None
+    assert checked_rewrite("And the lab fee?", "The laboratory fee.", every_turn=True) is None
     assert checked_rewrite("And the lab fee?", "  ") is None
     conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
                     {"role": "user", "content": "And the lab fee?"}]
@@ -164,6 +166,12 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
     assert reply.rewrite_refused == "The lab fee is EUR 85 [fees-lab]."
     reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.rewrite_check=false", script=answered)
     assert reply.standalone_query == "The lab fee is EUR 85 [fees-lab]." and reply.rewrite_refused is None
+    statement = conversation[:2] + [{"role": "user", "content": "I heard the lab fee went up."}]
+    for setting, searched in (("askfirst.rewrite_check=every_turn", "I heard the lab fee went up."),
+                              ("askfirst.rewrite_check=questions", "The lab fee is EUR 85 [fees-lab]."),
+                              ("askfirst.rewrite_check=true", "The lab fee is EUR 85 [fees-lab].")):
+        reply, _, retriever, _ = run(schema_lm, statement, setting, script=answered)
+        assert retriever.calls[0] == [searched], setting
 
 
 def test_the_router_sends_complex_questions_through_the_notes_loop(schema_lm):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from askfirst.config import ConfigSection
 
@@ -14,8 +14,12 @@ class AskfirstConfig(ConfigSection):
     the notes loop, re-ranker, classifier and responders it composes keep their ``program`` settings."""
 
     standalone: bool = Field(True, description="Rewrite a follow-up question into a self-contained one before retrieval (off: search the last turn).")
-    rewrite_check: bool = Field(True, description="Search with the user's turn instead of a rewrite that answers rather than asks "
-                                "(the turn ends with '?', the rewrite has none): the 0.5B rewriter sometimes copies or writes an answer.")
+    rewrite_check: Literal["off", "questions", "every_turn"] = Field(
+        "questions", description="Search with the user's turn instead of a rewrite that is not a question: 'questions' refuses a "
+        "rewrite with no '?' of a turn that ends with '?' (the 0.5B rewriter sometimes copies or writes an answer); 'every_turn' "
+        "refuses one whatever the turn. Not every_turn by measurement: the 0.5B's statement rewrites of statement turns were all "
+        "answers, yet searching those turns as written lost one route on each MTRAG-UN half (bench/RESULTS.md). true/false "
+        "mean questions/off.")
     complexity_router: Literal["lm", "simple", "complex"] = Field(
         "lm", description="R2RAG's router: simple -> one retrieval round, complex -> the query-generator <-> notes-builder loop; or force one.")
     ambiguity: Literal["off", "detector", "divergence", "both", "either"] = Field(
@@ -84,3 +88,10 @@ class AskfirstConfig(ConfigSection):
                          "section's debate_agents, debate_rounds, debate_accept); an accepted aggregate is the answer. Off by default: "
                          "up to (agents + 1) x rounds more LM calls per such question.")
     escalate_below: float = Field(0.6, ge=0, le=1, description="Escalate an 'I don't know' or partial route whose P(answerable) is below this.")
+
+    @field_validator("rewrite_check", mode="before")
+    @classmethod
+    def _rewrite_check_switch(cls, value: object) -> object:
+        """``true``/``false``, as the switch was first written, mean ``questions``/``off``."""
+        switch = {True: "questions", False: "off", "true": "questions", "false": "off"}
+        return switch.get(value.lower() if isinstance(value, str) else value, value)

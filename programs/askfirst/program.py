@@ -44,7 +44,7 @@ class AskFirstProgram(dspy.Module):
     """The composed program (issue 15), stage by stage; each stage is switched in ``askfirst`` (or ``program``):
 
     1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query; with
-       ``rewrite_check``, a rewrite that answers instead of asking is refused and the user's turn searched.
+       ``rewrite_check``, a rewrite that is not a question is refused and the user's turn searched.
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
@@ -205,7 +205,8 @@ class AskFirstProgram(dspy.Module):
         rewrite = str(out.standalone_question or "").strip()
         if not rewrite:
             return question, None
-        if self.config.rewrite_check and checked_rewrite(question, rewrite) is None:
+        check = self.config.rewrite_check
+        if check != "off" and checked_rewrite(question, rewrite, every_turn=check == "every_turn") is None:
             return question, rewrite
         return rewrite, None
 

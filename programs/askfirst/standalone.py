@@ -9,11 +9,17 @@ earlier answer. Searching with that finds what the rewriter believed, not what t
 from __future__ import annotations
 
 
-def checked_rewrite(question: str, rewrite: str) -> str | None:
+def checked_rewrite(question: str, rewrite: str, *, every_turn: bool = False) -> str | None:
     """``rewrite`` stripped, or ``None`` when it is not a rewrite of ``question``: empty, or no question where the user
-    asked one (``question`` ends with "?" and ``rewrite`` has none). A user's statement ("I heard the toolchain is not
-    available in South America.") may be rewritten as a statement, so only a question is held to this."""
+    asked one (``question`` ends with "?" and ``rewrite`` has none).
+
+    Args:
+        every_turn: Hold every rewrite to being a question, as the signature asks. Off, a user's statement ("I heard the
+            toolchain is not available in South America.") may come back as a statement. On MTRAG-UN dev all seven that
+            did were answers ("The toolchain is not available in South America. It is important to ensure that ..."), yet
+            searching those turns as written lost one route on each half, so it is off by default.
+    """
     text = rewrite.strip()
-    if not text or (question.rstrip().endswith("?") and "?" not in text):
+    if not text or ("?" not in text and (every_turn or question.rstrip().endswith("?"))):
         return None
     return text
