@@ -9,6 +9,7 @@ from askfirst.config import load_config
 from askfirst.programs.askfirst.divergence import divergent_options, named_document, named_in_conversation
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
+from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
 from askfirst.programs.base import Resources
@@ -116,6 +117,25 @@ def test_diverging_evidence_asks_first_naming_the_documents(schema_lm):
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=either")
     assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"] and reply.label == "UNDERSPECIFIED"
     assert "Laboratory fee" in reply.answer and reply.ambiguity["divergence"]["diverges"] and not reply.ambiguity["detector"]["ambiguous"]
+
+
+@pytest.mark.parametrize("question, form", [("Why is there a fee?", "why"), ("Anyway, can I pay the fee online?", "yes/no"),
+                                            ("How do I pay the fee?", "how-to")])
+def test_divergence_is_asked_only_of_a_question_for_a_fact(schema_lm, question, form):
+    reply, *_ = run(schema_lm, question)
+    assert reply.route == "answer" and reply.ambiguity["divergence"] == {"diverges": False, "form": form}
+    reply, *_ = run(schema_lm, question, "askfirst.factoid_divergence=false")
+    assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"]
+
+
+def test_a_question_asks_for_a_fact_unless_each_question_sentence_is_why_how_to_or_yes_no():
+    assert [question_form(q) for q in (
+        "How much is the fee?", "When is the deadline?", "How long is it?", "the lab fee?", "Tell me about the fees.",
+        "In 2015, who won?", "Which fee, of the two, is higher?",
+        "Is it open? What time?", "", "Can I skip the meal plan, and how much is the rent?")] == ["fact"] * 10
+    assert [question_form(q) for q in ("Why was the wall built?", "How do I apply?", "How to apply?", "How is it calculated?",
+                                       "I see. Anyway, Can I file online?", "Is it open? Can I come?", "Can I pay, or do I wait?")] == [
+        "why", "how-to", "how-to", "how-to", "yes/no", "yes/no", "yes/no"]
 
 
 def test_both_signals_needed_when_configured_so(schema_lm):

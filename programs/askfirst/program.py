@@ -12,6 +12,7 @@ from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_reading, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import echoes, unmatched_terms
+from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
 from askfirst.programs.base import Reply, Resources
@@ -80,7 +81,8 @@ class AskFirstProgram(dspy.Module):
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
        documents' titles are the options; with ``skip_named`` a question that names one assessed document by a title
-       word the others lack skips that call, as its divergence would be discarded) and/or CLARION's detector
+       word the others lack skips that call, as its divergence would be discarded, and with ``factoid_divergence`` so
+       does a why-, how-to or yes/no question, whose passages explain rather than name) and/or CLARION's detector
        grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
        in ``answer_all`` mode each reading is answered by the passage that gives it, citing it (ASQA-style
        benchmarks).
@@ -320,7 +322,10 @@ class AskFirstProgram(dspy.Module):
             conversation = history if self.config.conversation_names else ""
             # the question (or the conversation) names its reading: the guard would discard any divergence, so no call
             named = named_reading(query, conversation, state["evidence"]) if self.config.skip_named else None
-            if named:
+            form = question_form(query) if self.config.factoid_divergence else "fact"
+            if form != "fact":  # an explanation, procedure or yes-with-reasons differs per passage whatever the reading
+                record["divergence"] = {"diverges": False, "form": form}
+            elif named:
                 record["divergence"] = {"diverges": False, "named": named[1], "named_in": named[0]}
             else:
                 state["candidates"] = self._candidates(query, state["evidence"])

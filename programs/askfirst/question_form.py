@@ -1,0 +1,58 @@
+"""What a question's form says it asks for: a fact (divergence can tell its readings apart) or not.
+
+Divergence compares the short answers each passage alone gives. That reads readings off a question asking for a fact
+("How much is the fee?": EUR 85 here, EUR 40 there). A why-question, a how-to question or a yes/no question gets an
+explanation, a procedure or a "yes, if …" from each passage, and those differ in wording whatever the reading: on 40
+MTRAG-UN training-half tasks divergence asked about "Why was the Berlin wall built?", "Why do gas stations charge
+different amounts …?" and "… Can I file my tax return online?", all ANSWERABLE.
+"""
+
+from __future__ import annotations
+
+import re
+
+_AUXILIARIES = frozenset(
+    "is are was were am be do does did can could should would will shall may might must has have had isn't aren't wasn't "
+    "weren't don't doesn't didn't can't couldn't shouldn't wouldn't won't hasn't haven't".split())
+_FACT_WORDS = frozenset("what which who whom whose when where".split())
+_CONJUNCTIONS = frozenset("and or but so then also".split())
+_SENTENCE = re.compile(r"[^.?!]+[.?!]*")
+_WORD = re.compile(r"[a-z']+")
+
+
+def _clause_form(clause: str) -> str | None:
+    """``fact``, ``why``, ``how-to`` or ``yes/no`` from the clause's first words, or ``None`` when they say nothing."""
+    words = _WORD.findall(clause.lower())
+    while words and words[0] in _CONJUNCTIONS:  # ", and how much is the rent?"
+        words = words[1:]
+    if not words:
+        return None
+    first, second = words[0], words[1] if len(words) > 1 else ""
+    if first in _FACT_WORDS:
+        return "fact"
+    if first == "why":
+        return "why"
+    if first == "how":  # "how much / many / long": a quantity; "how do / can / to": a procedure
+        return "how-to" if second in _AUXILIARIES or second == "to" else "fact"
+    if first in _AUXILIARIES:
+        return "yes/no"
+    return None
+
+
+def question_form(question: str) -> str:
+    """``fact`` unless every question sentence of ``question`` (the sentences ending in "?", else all) is a why-, how-to
+    ("How do I …", "How to …") or yes/no question ("Can I …", "Is …"); then the first sentence's form.
+
+    A sentence's clauses (its start, and after each comma, past a leading "and" / "or" / "but") are read by their
+    first word: one that asks for a fact, or none that says anything, makes the sentence ask for a fact. So "Anyway,
+    can I file online?" is a yes/no question, while "In 2015, who scored most?" and "Can I skip the meal plan, and how
+    much is the rent?" ask for a fact; so do a fragment and an imperative ("the lab fee?", "Tell me about the fees.").
+    """
+    sentences = [s.strip() for s in _SENTENCE.findall(question) if s.strip()]
+    forms = []
+    for sentence in [s for s in sentences if s.endswith("?")] or sentences:
+        clauses = [f for clause in sentence.split(",") if (f := _clause_form(clause)) is not None]
+        if not clauses or "fact" in clauses:
+            return "fact"
+        forms.append(clauses[0])
+    return forms[0] if forms else "fact"
