@@ -318,12 +318,27 @@ def test_the_unnamed_referent_cue_reads_the_earlier_turns_by_stem():
     assert unnamed_referents("What is the link between this and the Merit Scholarship?", earlier) == ["link"]
 
 
+def test_asked_about_words_from_an_earlier_turn_count_only_when_configured(schema_lm):
+    """The 1.5B named an earlier turn's question as what a follow-up asks about; its words are not the user's."""
+    turns = [{"role": "user", "content": "Can I get a parking permit?"}, {"role": "assistant", "content": "Ask the office."},
+             {"role": "user", "content": "How much is the fee?"}]
+    earlier = scripted(standalone_question={"standalone_question": "How much is the fee?"},
+                       asked_about=assessment("ANSWERABLE", asked_about="parking permit fee"))
+    reply, *_ = run(schema_lm, turns, "askfirst.escalation=false", "askfirst.referent_cue=false", script=earlier)
+    assert reply.route == "idk" and reply.key_terms["missing"] == ["parking", "permit"] and reply.key_terms["overruled"] == "ANSWERABLE"
+    reply, *_ = run(schema_lm, turns, "askfirst.escalation=false", "askfirst.referent_cue=false", "askfirst.key_terms_in_turn=true",
+                    script=earlier)
+    assert reply.key_terms["missing"] == [] and reply.key_terms["not_in_turn"] == ["parking", "permit"]
+    assert reply.key_terms["overruled"] is None and reply.route == "clarify"  # the fee's readings are asked about
+
+
 def test_a_question_about_something_no_passage_mentions_is_unanswerable(schema_lm):
     """The 1.5B assessment took fee passages to answer a parking-permit question; the asked-about words decide."""
     parking = scripted(asked_about=assessment("UNDERSPECIFIED", asked_about="parking permit"))
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=parking)
     assert reply.route == "idk" and reply.label == "UNANSWERABLE"
-    assert reply.key_terms == {"asked_about": "parking permit", "echo": False, "missing": ["parking", "permit"], "overruled": "UNDERSPECIFIED"}
+    assert reply.key_terms == {"asked_about": "parking permit", "echo": False, "missing": ["parking", "permit"], "not_in_turn": [],
+                               "overruled": "UNDERSPECIFIED"}
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=0", script=parking)
     assert reply.route == "clarify"  # without the check the readings are asked about
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=3", script=parking)

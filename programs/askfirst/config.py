@@ -67,6 +67,11 @@ class AskfirstConfig(ConfigSection):
                            "many words of what it asks about in no retrieved passage is UNANSWERABLE; 0 turns the check off. Two, because "
                            "the offline 1.5B often names the whole question as what is asked about, and one generic verb of it ('stay', "
                            "'finish') can be missing from an answering passage (measured on the demo's a07 and m01).")
+    key_terms_in_turn: bool = Field(False, description="Count only the asked-about words the user's turn or its standalone "
+                                    "rewrite has: the offline 1.5B often names an earlier turn's question as what is asked about "
+                                    "(on MTRAG-UN dev, 9 of the key-term check's 10 overrulings rested on such words alone). Off by "
+                                    "measurement: on the training half it moved 7 routes and kept route accuracy (0.600), moving "
+                                    "'I don't know' and clarifying questions to answers; on the validation half 0.675 -> 0.625.")
     absent_terms: int = Field(2, ge=0, le=10, description="The collection check on the user's own words: a part of the question "
                               "(cut at sentence ends and at 'and' before a question word) with at least this many content words that "
                               "no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered. No part covered: "

@@ -11,7 +11,7 @@ from askfirst.programs.askfirst.absent_terms import coverage, question_parts, te
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_reading, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
-from askfirst.programs.askfirst.key_terms import echoes, unmatched_terms
+from askfirst.programs.askfirst.key_terms import content_stems, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
@@ -291,7 +291,12 @@ class AskFirstProgram(dspy.Module):
         # a paraphrase away ("start" / "starts"), not a thing the collection never mentions.
         pool = passages + [p for p in state["ranking"] if p.passage_id not in by_id]
         missing = unmatched_terms(asked, pool) if self.config.key_terms and not echo else []
-        state["extras"]["key_terms"] = {"asked_about": asked, "echo": echo, "missing": missing, "overruled": None}
+        elsewhere = []
+        if self.config.key_terms_in_turn:  # the 1.5B often names an earlier turn's question as what is asked about
+            turn = content_stems(f"{state['question']} {query}")
+            elsewhere = [w for w in missing if stem(w) not in turn]
+            missing = [w for w in missing if stem(w) in turn]
+        state["extras"]["key_terms"] = {"asked_about": asked, "echo": echo, "missing": missing, "not_in_turn": elsewhere, "overruled": None}
         if self.config.key_terms and len(missing) >= self.config.key_terms and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             state["extras"]["key_terms"]["overruled"] = label  # nothing the passages say backs that label
             label, confidence, p_answer = "UNANSWERABLE", 1.0, 0.0
