@@ -45,7 +45,7 @@ class AskFirstProgram(dspy.Module):
     """The composed program (issue 15), stage by stage; each stage is switched in ``askfirst`` (or ``program``):
 
     1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query; with
-       ``rewrite_check``, a rewrite that is not a question is refused and the user's turn searched.
+       ``rewrite_check``, a rewrite with no question where the user asked one is refused and the user's turn searched.
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
@@ -101,9 +101,10 @@ class AskFirstProgram(dspy.Module):
     whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words,
     when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, whether it echoes its field's description, its words no
-    retrieved passage contains, and the label the check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
+    retrieved passage contains, those left out as not the user's turn's with ``key_terms_in_turn``, and the label the
+    check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
-    ``ambiguity`` (what each signal said and the per-passage answers), ``escalated``, ``debate`` (rounds, confidence,
+    ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran).
     """
 
