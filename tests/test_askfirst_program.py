@@ -475,6 +475,8 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert dangling_references("Did Beyoncé say she is a feminist?") == []  # a name before it
     assert dangling_references("Chopin brought a new sense of nationalism with his music because of what?") == []
     assert dangling_references("Do students pay a fee when they withdraw?") == []  # a plural noun before it
+    assert dangling_references("Who could handle the calculations at that time?") == ["that time"]  # "that" after a preposition
+    assert dangling_references("Which course that I took has a lab?") == []  # a relative pronoun
     assert dangling_references("Which courses must I finish before I take CS 310?") == []  # "I" is no third person
     assert dangling_references("Is this the only way to pay?") == []  # "this" before a function word
     assert dangling_references("Who runs the company that owns the hall?") == []  # "that" is mostly a relative pronoun

@@ -47,7 +47,10 @@ def unnamed_referents(question: str, earlier: str) -> list[str]:
 
 _PRONOUN = re.compile(r"(?<![\w-])(he|him|his|she|her|hers|they|them|their|theirs)(?![\w-])", re.IGNORECASE)  # not "he-man"
 _PLURAL_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
-_DEMONSTRATIVE = re.compile(r"\b(?:this|these|those)\s+([a-z][a-z\-]+)((?:\s+[a-z][a-z\-]+){0,2})", re.IGNORECASE)
+# "that" is a demonstrative after a preposition ("at that time", "during that period"); elsewhere mostly a relative
+# pronoun ("the book that ...") or a conjunction ("said that ...").
+_DEMONSTRATIVE = re.compile(r"\b(?:(?P<prep>at|in|on|by|for|from|during|of|to|with|since|until|after|before)\s+)?"
+                            r"\b(?P<det>this|these|those|that)\s+(?P<head>[a-z][a-z\-]+)(?P<rest>(?:\s+[a-z][a-z\-]+){0,2})", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'\-]*")
 
 
@@ -55,12 +58,12 @@ def dangling_references(question: str) -> list[str]:
     """What a question asked with no earlier turn points at without naming it, in order: a third-person pronoun with
     nothing before it that it could stand for (no name before it, and for they / them / their no plural noun either:
     "Do students pay a fee when they withdraw?" is complete), or a demonstrative before a word ("this animal", "these
-    clinics"; "that" is left out, being mostly a relative pronoun). A name is a capitalised word other than "I" and a
-    question's capitalised first function word ("Did", "Which").
+    clinics"; "that" only after a preposition, "at that time": elsewhere it is mostly a relative pronoun). A name is
+    a capitalised word other than "I" and a question's capitalised first function word ("Did", "Which").
 
     Measured without an LM (``bench/dangling_references.py``): it marks 4 of the 9 UNDERSPECIFIED first turns of
-    MTRAG-UN dev and none of its 11 other first turns, none of the demo's 22 first questions, 29 of URASys's 201 SQuAD2
-    ambiguous questions, and 13 of its 504 plain SQuAD2 ones, which were written beside their paragraph ("What
+    MTRAG-UN dev and none of its 11 other first turns, none of the demo's 22 first questions, 30 of URASys's 201 SQuAD2
+    ambiguous questions, and 16 of its 504 plain SQuAD2 ones, which were written beside their paragraph ("What
     campaign did she contribute to?").
     """
     words = function_words()
@@ -73,11 +76,13 @@ def dangling_references(question: str) -> list[str]:
         if not named and not plural:
             found.append(match.group(0))
     for match in _DEMONSTRATIVE.finditer(question):
-        if match.group(1).lower() not in words:
+        if match["det"].lower() == "that" and not match["prep"]:
+            continue
+        if match["head"].lower() not in words:
             # the phrase runs on to the next function word, at most three words: "this state library", "this animal"
             # (and, with no part-of-speech tagger, "these clinics open")
-            rest = list(itertools.takewhile(lambda w: w.lower() not in words, match.group(2).split()))
-            found.append(" ".join([match.group(0).split()[0], match.group(1), *rest]))
+            rest = list(itertools.takewhile(lambda w: w.lower() not in words, match["rest"].split()))
+            found.append(" ".join([match["det"], match["head"], *rest]))
     return found
 
 
