@@ -326,9 +326,9 @@ class AskFirstProgram(dspy.Module):
         options: list[str] = []
         if self.passage_answers is not None:
             conversation = history if self.config.conversation_names else ""
-            # the question (or the conversation) names its reading: the guard would discard any divergence, so no call
-            named = named_reading(query, conversation, state["evidence"]) if self.config.skip_named else None
             form = question_form(query) if self.config.factoid_divergence else "fact"
+            # the question (or the conversation) names its reading: the guard would discard any divergence, so no call
+            named = named_reading(query, conversation, state["evidence"]) if self.config.skip_named and form == "fact" else None
             if form != "fact":  # an explanation, procedure or yes-with-reasons differs per passage whatever the reading
                 record["divergence"] = {"diverges": False, "form": form}
             elif named:
