@@ -1,12 +1,17 @@
-"""The askfirst program's dangling-reference check (``askfirst.dangling_reference``), counted per answerability class on
-questions asked with no earlier turn (no LM).
+"""The askfirst program's dangling-reference check (``askfirst.dangling_reference``) and first-turn referent cue
+(``askfirst.first_turn_cue_words``), counted per answerability class on questions asked with no earlier turn (no LM).
 
 The check (``askfirst.programs.askfirst.unnamed_referent.dangling_references``): a first question with a third-person
 pronoun that nothing before it could stand for, or a demonstrative ("this state library"), is asked about before the
 assessment. It acts on first turns only, and makes no LM call, so a set's marked questions are exactly the ones whose
 route it turns into a clarification, and every other question takes the path it took without it.
 
-    ASKFIRST_DATA_DIR=../shared/data python bench/dangling_references.py [--show 5]
+    ASKFIRST_DATA_DIR=../shared/data python bench/dangling_references.py [--show 5] [--cue 3]
+
+With ``--cue N`` it counts the first-turn referent cue instead (``bare_referents`` with ``max_words`` N): a question
+with no name, no number and one "the X" among at most N content words ("When did the investigation begin?"). The
+program consults it only for a question headed for "I don't know", which it then asks about instead, so a marked
+question's route changes only when it was "I don't know".
 
 Sets: the demo; MTRAG-UN dev's first turns, all of them, on the training half (all tasks) and on the 40-task
 validation half the program's runs use (the first 80 shuffled tasks' other half); URASys's SQuAD2 ambiguous questions
@@ -23,7 +28,7 @@ from collections import Counter, defaultdict
 from askfirst.config import load_config
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import configured_questions
-from askfirst.programs.askfirst.unnamed_referent import dangling_references
+from askfirst.programs.askfirst.unnamed_referent import bare_referents, dangling_references
 
 
 def sets() -> dict[str, list]:
@@ -52,7 +57,9 @@ def sets() -> dict[str, list]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", type=int, default=3, help="marked questions to print per set and class")
+    parser.add_argument("--cue", type=int, default=0, metavar="N", help="count the first-turn referent cue with N words instead")
     args = parser.parse_args()
+    marks = (lambda q: bare_referents(q, max_words=args.cue)) if args.cue else dangling_references
     print("| set | first turns | marked, per class |\n|---|---|---|")
     shown = []
     for name, examples in sets().items():
@@ -60,7 +67,7 @@ def main() -> None:
         for example in examples:
             label = example.get("answerability") or "?"
             total[label] += 1
-            words = dangling_references(example.conversation[-1]["content"])
+            words = marks(example.conversation[-1]["content"])
             if words:
                 hits[label] += 1
                 marked[label].append(f"{example.id}: {words} in {example.conversation[-1]['content']!r}")

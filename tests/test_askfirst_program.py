@@ -11,7 +11,8 @@ from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
+from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, documents_having, referent_question,
+                                                          unnamed_referents)
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import PASSAGES, ListRetriever
@@ -282,7 +283,8 @@ def test_untitled_documents_are_offered_by_their_opening_words_not_their_ids():
 
 def test_an_unanswerable_assessment_is_never_asked_about(schema_lm):
     """Passages that answer other questions diverge without the question having readings (the demo's u01, u02)."""
-    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE))
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_words=0",
+                    script=scripted(asked_about=UNANSWERABLE))
     assert reply.route == "idk" and reply.ambiguity == {} and reply.label == "UNANSWERABLE"
 
 
@@ -301,11 +303,37 @@ def test_a_follow_up_naming_its_thing_only_by_kind_is_asked_about_instead_of_i_d
     assert reply.route == "clarify" and reply.referent_cue == ["loan"]  # on by default
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", "askfirst.referent_cue=false", script=unanswerable)
     assert reply.route == "idk" and reply.referent_cue is None
-    first_turn = LOAN_FOLLOW_UP[-1]["content"]  # a first question's "the loan" names the loan: the assessment decides
+    first_turn = LOAN_FOLLOW_UP[-1]["content"]  # a first question that says more than "the loan": the assessment decides
     reply, *_ = run(schema_lm, first_turn, "askfirst.escalation=false", "askfirst.referent_cue=true", script=unanswerable)
+    assert reply.route == "idk" and reply.referent_cue == []
+    # one that names nothing but "the fee" could mean any fee the collection has
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=unanswerable)
+    assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.referent_cue == ["fee"]
+    assert reply.answer == "Which fee do you mean?"  # the cue's question, which the responder's already was: asked once
+    options = {"clarifying_question": "The lab fee or the registration fee?", "options": ["lab", "registration"]}
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=unanswerable | {"clarifying_question": options})
+    assert reply.answer == "Which fee do you mean? The lab fee or the registration fee?"  # the cue's word opens the reply
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_words=0", script=unanswerable)
+    assert reply.route == "idk" and reply.referent_cue == []
+    # no retrieved passage has a tuition: there is none to ask about, and "I don't know" stands
+    reply, *_ = run(schema_lm, "What is the tuition?", "askfirst.escalation=false", script=unanswerable)
     assert reply.route == "idk" and reply.referent_cue == []
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.referent_cue=true")  # an answered follow-up is not second-guessed
     assert reply.route == "answer" and reply.referent_cue is None
+
+
+def test_the_first_turn_cue_marks_a_question_that_names_nothing_but_the_x():
+    assert bare_referents("When did the investigation begin?", max_words=3) == ["investigation"]
+    assert bare_referents("How much is the scholarship worth?", max_words=3) == ["scholarship"]
+    assert bare_referents("How much is the scholarship worth?", max_words=1) == []  # two content words
+    assert bare_referents("When did the investigation begin?", max_words=0) == []
+    assert bare_referents("When was the Hartley grant founded?", max_words=3) == []  # a name says which
+    assert bare_referents("What was the fee in 2023?", max_words=3) == []  # so may a number
+    assert bare_referents("What is the tuition for the medical school?", max_words=3) == []  # two: one qualifies the other
+    assert bare_referents("What is the same as before?", max_words=3) == []  # "the same" names no thing
+    assert bare_referents("How much are fees?", max_words=3) == []  # no "the"
+    assert documents_having("fees", PASSAGES) == 2 and documents_having("prerequisites", PASSAGES) == 1  # by stem
+    assert documents_having("tuition", PASSAGES) == 0
 
 
 def test_the_unnamed_referent_cue_reads_the_earlier_turns_by_stem():
@@ -421,7 +449,8 @@ def test_an_asked_about_repeating_its_field_description_is_not_checked(schema_lm
     reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", script=echo)
     assert reply.route == "answer" and reply.key_terms["echo"] is True and reply.key_terms["missing"] == []
     named = scripted(asked_about=assessment("ANSWERABLE", asked_about="question about parking permit"))
-    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", script=named)
+    # (with no first-turn cue, which would ask which laboratory fee is meant rather than say "I don't know")
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_words=0", script=named)
     assert reply.route == "idk" and reply.key_terms["echo"] is False and reply.key_terms["overruled"] == "ANSWERABLE"
 
 
@@ -483,3 +512,4 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert dangling_question(["their", "this state"]) == 'Who or what do you mean by "their"?'
     assert dangling_question(["His", "they"]) == 'Who do you mean by "His"?' and dangling_question([]) == ""
     assert dangling_question(["these clinics"]) == 'What do you mean by "these clinics"?'
+    assert referent_question(["investigation"]) == "Which investigation do you mean?" and referent_question([]) == ""

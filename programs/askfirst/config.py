@@ -42,7 +42,12 @@ class AskfirstConfig(ConfigSection):
     referent_cue: bool = Field(
         True, description="Ask rather than say 'I don't know' when a follow-up puts a definite determiner before a word no earlier "
         "turn has ('the loan', 'the animal'): the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks). Lexical, "
-        "no LM call; a first question's 'the X' names X and is left to the assessment.")
+        "no LM call; a first question's 'the X' is left to first_turn_cue_words.")
+    first_turn_cue_words: int = Field(
+        3, ge=0, description="The referent cue on a question with no earlier turn (with referent_cue on): ask rather than say 'I don't "
+        "know' when it names nothing but one 'the X' - no name, no number, at most this many content words ('When did the "
+        "investigation begin?', 'How much is the fee?'). 0: follow-ups only. Measured on URASys's SQuAD2 ambiguous questions, 9 -> 10 "
+        "of 20 clarified (bench/RESULTS.md); it marks none of the demo's or MTRAG-UN dev's first turns but UNDERSPECIFIED ones.")
     dangling_reference: bool = Field(
         True, description="Ask first when a question with no earlier turn points at something it never names: a third-person "
         "pronoun with nothing before it to stand for ('When did he return to work?') or a demonstrative ('this state library'). "

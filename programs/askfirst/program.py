@@ -14,7 +14,8 @@ from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import dangling_question, dangling_references, unnamed_referents
+from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, documents_having,
+                                                          referent_question, unnamed_referents)
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, question_and_history
@@ -94,6 +95,8 @@ class AskFirstProgram(dspy.Module):
     8. Unnamed-referent cue (``referent_cue``, on by default): a follow-up still headed for "I don't know" that puts a
        definite determiner before a word no earlier turn has ("the loan", "the animal") gets the clarification
        responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
+       So does a first question that names nothing but one "the X" (``first_turn_cue_words``: "When did the
+       investigation begin?").
     9. The responders, with citations.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
@@ -186,12 +189,18 @@ class AskFirstProgram(dspy.Module):
             debated = self._debated(query, state)
             if debated is not None:
                 return debated
+        lead = ""
         if route == "idk" and self.config.referent_cue and self.config.mode == "ask_first":
             # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has.
-            extras["referent_cue"] = unnamed_referents(question, history)
+            extras["referent_cue"] = unnamed_referents(question, history) if history else [
+                word for word in bare_referents(question, max_words=self.config.first_turn_cue_words)
+                if documents_having(word, state["ranking"])]  # the collection has some X, but the assessment tied none to it
             if extras["referent_cue"]:
                 route, state["label"] = "clarify", "UNDERSPECIFIED"
-        return self._respond(route, question, history, state)
+                # The responder is not told which word is unclear. Not for a follow-up: on MTRAG-UN its cue words were
+                # as often what a phrase is about ("the importance of the tricolor", "the end of the series").
+                lead = "" if history else referent_question(extras["referent_cue"])
+        return self._respond(route, question, history, state, lead=lead)
 
     def _unsure(self, route: str, state: dict) -> bool:
         return route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below
@@ -420,7 +429,8 @@ class AskFirstProgram(dspy.Module):
         else:
             reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
                                     passage_ids=[p.passage_id for p in state["evidence"]])
-        answer = f"{lead} {reply.answer}".strip() if lead else reply.answer
+        # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.
+        answer = f"{lead} {reply.answer}".strip() if lead and not reply.answer.lower().startswith(lead.lower()) else reply.answer
         return Reply(route=route, answer=answer, citations=reply.citations, missing=reply.missing, options=reply.options,
                      label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state),
                      **state["extras"])

@@ -8,9 +8,10 @@ one ANSWERABLE follow-up in ten ("the toolchain"), so the program uses it only t
 clarifying question once it has found no answer (``askfirst.referent_cue``). ``bench/unnamed_referent_cue.py``
 measures it per class on each half of MTRAG-UN dev.
 
-A first question has no earlier turn to point back to, so there "the X" names X; but a pronoun with nothing before it
-to stand for ("When did he return to work?") or a demonstrative ("What services does this state library offer?")
-still points at something the question never names (:func:`dangling_references`).
+A first question has no earlier turn to point back to, so there "the X" mostly names X; but a pronoun with nothing
+before it to stand for ("When did he return to work?") or a demonstrative ("What services does this state library
+offer?") still points at something the question never names (:func:`dangling_references`), and so does "the X" in a
+question that names nothing else ("When did the investigation begin?", :func:`bare_referents`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from __future__ import annotations
 import itertools
 import re
 
-from askfirst.programs.askfirst.absent_terms import function_words
+from askfirst.programs.askfirst.absent_terms import content_words, function_words
 from askfirst.programs.askfirst.key_terms import stem
 from askfirst.retrieval.bm25 import STOPWORDS, tokenize
+from askfirst.retrieval.chunking import Passage
 
 _DEFINITE = re.compile(r"\b(this|that|these|those|the)\s+((?:[a-z][a-z\-]*\s+){0,2}?)([a-z][a-z\-]+)(?:'s)?\b", re.IGNORECASE)
 # Words that follow "the" without naming a thing of the conversation ("the same", "the following", "the way").
@@ -43,6 +45,36 @@ def unnamed_referents(question: str, earlier: str) -> list[str]:
         if stem(head.lower()) not in seen:
             found.append(head)
     return found
+
+
+def bare_referents(question: str, *, max_words: int) -> list[str]:
+    """For a question with no earlier turn: the word after its one "the" when that is all it says of what it asks about
+    - no name (a capitalised word after the first), no number, a single "the" before a word that names a thing, and at
+    most ``max_words`` content words in all ("When did the investigation begin?", "How much is the fee?"); else empty.
+    Such a question asks about one X of the many there are, and a search cannot tell which. The program asks only when
+    the retrieved passages have an X (:func:`documents_having`) yet the assessment found no answer: the user may mean
+    that one, or another; with no X in them, "I don't know" stands.
+
+    Measured without an LM (``bench/dangling_references.py --cue``) with ``max_words`` 3: it marks 3 of the demo's 4
+    UNDERSPECIFIED questions and none of its 18 others, 1 of MTRAG-UN dev's 9 UNDERSPECIFIED first turns and none of
+    its 11 others, 40 of URASys's 201 SQuAD2 ambiguous questions, and 11 of its 504 plain SQuAD2 ones (4 of them
+    unanswerable: "What does the silver ring symbolize?").
+    """
+    if max_words < 1 or re.search(r"\d", question):
+        return []
+    words = _WORD.findall(question)
+    if any(w[0].isupper() and w != "I" for w in words[1:]) or len(content_words(question)) > max_words:
+        return []
+    heads = [m.group(3) for m in _DEFINITE.finditer(question) if m.group(1).lower() == "the"]
+    if len(heads) != 1 or heads[0].lower() in _GENERAL or heads[0].lower() in function_words():
+        return []
+    return heads
+
+
+def documents_having(word: str, passages: list[Passage]) -> int:
+    """How many documents among ``passages`` have ``word`` (by stem) in a title or text."""
+    target = stem(word.lower())
+    return len({p.doc_id for p in passages if target in {stem(t) for t in tokenize(f"{p.title} {p.text}")}})
 
 
 _PRONOUN = re.compile(r"(?<![\w-])(he|him|his|she|her|hers|they|them|their|theirs)(?![\w-])", re.IGNORECASE)  # not "he-man"
@@ -97,3 +129,9 @@ def dangling_question(words: list[str]) -> str:
         return f'What do you mean by "{first}"?'
     who = "Who or what" if first.lower() in _PLURAL_PRONOUNS else "Who"
     return f'{who} do you mean by "{first}"?'
+
+
+def referent_question(words: list[str]) -> str:
+    """The question that opens a clarification of the first-turn referent cue, on the first of ``words`` (from
+    :func:`bare_referents`): "Which investigation do you mean?"; empty when there are none."""
+    return f"Which {words[0]} do you mean?" if words else ""
