@@ -34,10 +34,15 @@ def content_stems(text: str) -> set[str]:
     return {stem(t) for t in tokenize(text) if t not in QUANTITY_WORDS}
 
 
+def passage_stems(passages: list[Passage]) -> set[str]:
+    """The stems of every BM25 token in ``passages``' titles and texts."""
+    return {stem(t) for p in passages for t in tokenize(f"{p.title} {p.text}")}
+
+
 def unmatched_terms(text: str, passages: list[Passage]) -> list[str]:
     """The content words of ``text`` (BM25's tokens: lower-cased, stopwords and quantity words dropped) that appear in
     no passage's title or text, once each, in order."""
-    seen = {stem(t) for p in passages for t in tokenize(f"{p.title} {p.text}")}
+    seen = passage_stems(passages)
     return list(dict.fromkeys(t for t in tokenize(text) if t not in QUANTITY_WORDS and stem(t) not in seen))
 
 

@@ -11,10 +11,10 @@ from askfirst.programs.askfirst.absent_terms import coverage, question_parts, te
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_reading, reading_name
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
-from askfirst.programs.askfirst.key_terms import content_stems, echoes, stem, unmatched_terms
+from askfirst.programs.askfirst.key_terms import content_stems, echoes, passage_stems, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, documents_having,
+from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents)
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
@@ -194,7 +194,7 @@ class AskFirstProgram(dspy.Module):
             # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has.
             extras["referent_cue"] = unnamed_referents(question, history) if history else [
                 word for word in bare_referents(question, max_words=self.config.first_turn_cue_words)
-                if documents_having(word, state["ranking"])]  # the collection has some X, but the assessment tied none to it
+                if stem(word.lower()) in passage_stems(state["ranking"])]  # the collection has some X, but the assessment tied none to it
             if extras["referent_cue"]:
                 route, state["label"] = "clarify", "UNDERSPECIFIED"
                 # The responder is not told which word is unclear. Not for a follow-up: on MTRAG-UN its cue words were

@@ -22,7 +22,6 @@ import re
 from askfirst.programs.askfirst.absent_terms import content_words, function_words
 from askfirst.programs.askfirst.key_terms import stem
 from askfirst.retrieval.bm25 import STOPWORDS, tokenize
-from askfirst.retrieval.chunking import Passage
 
 _DEFINITE = re.compile(r"\b(this|that|these|those|the)\s+((?:[a-z][a-z\-]*\s+){0,2}?)([a-z][a-z\-]+)(?:'s)?\b", re.IGNORECASE)
 # Words that follow "the" without naming a thing of the conversation ("the same", "the following", "the way").
@@ -52,7 +51,7 @@ def bare_referents(question: str, *, max_words: int) -> list[str]:
     - no name (a capitalised word after the first), no number, a single "the" before a word that names a thing, and at
     most ``max_words`` content words in all ("When did the investigation begin?", "How much is the fee?"); else empty.
     Such a question asks about one X of the many there are, and a search cannot tell which. The program asks only when
-    the retrieved passages have an X (:func:`documents_having`) yet the assessment found no answer: the user may mean
+    the retrieved passages have an X (``key_terms.passage_stems``) yet the assessment found no answer: the user may mean
     that one, or another; with no X in them, "I don't know" stands.
 
     Measured without an LM (``bench/dangling_references.py --cue``) with ``max_words`` 3: it marks 3 of the demo's 4
@@ -69,12 +68,6 @@ def bare_referents(question: str, *, max_words: int) -> list[str]:
     if len(heads) != 1 or heads[0].lower() in _GENERAL or heads[0].lower() in function_words():
         return []
     return heads
-
-
-def documents_having(word: str, passages: list[Passage]) -> int:
-    """How many documents among ``passages`` have ``word`` (by stem) in a title or text."""
-    target = stem(word.lower())
-    return len({p.doc_id for p in passages if target in {stem(t) for t in tokenize(f"{p.title} {p.text}")}})
 
 
 _PRONOUN = re.compile(r"(?<![\w-])(he|him|his|she|her|hers|they|them|their|theirs)(?![\w-])", re.IGNORECASE)  # not "he-man"
