@@ -509,7 +509,12 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert dangling_references("Which courses must I finish before I take CS 310?") == []  # "I" is no third person
     assert dangling_references("Is this the only way to pay?") == []  # "this" before a function word
     assert dangling_references("Who runs the company that owns the hall?") == []  # "that" is mostly a relative pronoun
+    assert dangling_references("What did it serve as before?") == ["it"]  # "it" with nothing before it
+    assert dangling_references("How does the engine start when it is cold?") == []  # "engine" before it
+    assert dangling_references("How long does it take to enrol?") == []  # a dummy "it"
+    assert dangling_references("Is it true that fees rose?") == [] and dangling_references("Who made it to the final?") == []
     assert dangling_question(["their", "this state"]) == 'Who or what do you mean by "their"?'
     assert dangling_question(["His", "they"]) == 'Who do you mean by "His"?' and dangling_question([]) == ""
     assert dangling_question(["these clinics"]) == 'What do you mean by "these clinics"?'
+    assert dangling_question(["it"]) == 'What do you mean by "it"?'
     assert referent_question(["investigation"]) == "Which investigation do you mean?" and referent_question([]) == ""

@@ -70,8 +70,15 @@ def bare_referents(question: str, *, max_words: int) -> list[str]:
     return heads
 
 
-_PRONOUN = re.compile(r"(?<![\w-])(he|him|his|she|her|hers|they|them|their|theirs)(?![\w-])", re.IGNORECASE)  # not "he-man"
+_PRONOUN = re.compile(r"(?<![\w-])(he|him|his|she|her|hers|they|them|their|theirs|it|its)(?![\w-])", re.IGNORECASE)  # not "he-man"
 _PLURAL_PRONOUNS = frozenset({"they", "them", "their", "theirs"})
+_NEUTER_PRONOUNS = frozenset({"it", "its"})
+# "it" that stands for nothing: "How long does it take?", "Is it true that ...?", "it is possible", "Where does it
+# rain most?", "Who made it to the final?".
+_DUMMY_IT = re.compile(r"\b(?:is|was|does|did|will|would|can|could)\s+it\s+(?:take|takes|cost|mean|matter|possible|true|"
+                       r"necessary|important|called|known|better|best|safe|legal|required|easy|hard|difficult|rain|snow)\b"
+                       r"|\bit\s+(?:is|was)\s+(?:possible|true|necessary|important|required|known|said|believed|estimated)\b"
+                       r"|\b(?:make|makes|made|making)\s+it\b", re.IGNORECASE)
 # "that" is a demonstrative after a preposition ("at that time", "during that period"); elsewhere mostly a relative
 # pronoun ("the book that ...") or a conjunction ("said that ...").
 _DEMONSTRATIVE = re.compile(r"\b(?:(?P<prep>at|in|on|by|for|from|during|of|to|with|since|until|after|before)\s+)?"
@@ -81,14 +88,15 @@ _WORD = re.compile(r"[^\W\d_][\w'\-]*")
 
 def dangling_references(question: str) -> list[str]:
     """What a question asked with no earlier turn points at without naming it, in order: a third-person pronoun with
-    nothing before it that it could stand for (no name before it, and for they / them / their no plural noun either:
-    "Do students pay a fee when they withdraw?" is complete), or a demonstrative before a word ("this animal", "these
+    nothing before it that it could stand for (no name before it; for they / them / their no plural noun either:
+    "Do students pay a fee when they withdraw?" is complete; for it / its no content word at all, and not a dummy "it":
+    "How long does it take?"), or a demonstrative before a word ("this animal", "these
     clinics"; "that" only after a preposition, "at that time": elsewhere it is mostly a relative pronoun). A name is
     a capitalised word other than "I" and a question's capitalised first function word ("Did", "Which").
 
     Measured without an LM (``bench/dangling_references.py``): it marks 4 of the 9 UNDERSPECIFIED first turns of
-    MTRAG-UN dev and none of its 11 other first turns, none of the demo's 22 first questions, 30 of URASys's 201 SQuAD2
-    ambiguous questions, and 16 of its 504 plain SQuAD2 ones, which were written beside their paragraph ("What
+    MTRAG-UN dev and none of its 11 other first turns, none of the demo's 22 first questions, 34 of URASys's 201 SQuAD2
+    ambiguous questions (4 of them by "it": "What did it serve as before?"), and 16 of its 504 plain SQuAD2 ones, which were written beside their paragraph ("What
     campaign did she contribute to?").
     """
     words = function_words()
@@ -98,7 +106,10 @@ def dangling_references(question: str) -> list[str]:
         named = any(w[0].isupper() and w != "I" and not (i == 0 and w.lower() in words) for i, w in enumerate(before))
         plural = match.group(1).lower() in _PLURAL_PRONOUNS and any(
             len(w) > 3 and w.lower().endswith("s") and w.lower() not in words for w in before)
-        if not named and not plural:
+        # "it" may stand for any thing named before it ("How does the engine start when it is cold?"), or for nothing
+        neuter = match.group(1).lower() in _NEUTER_PRONOUNS and (
+            any(w.lower() not in words for w in before[1:]) or _DUMMY_IT.search(question) is not None)
+        if not named and not plural and not neuter:
             found.append(match.group(0))
     for match in _DEMONSTRATIVE.finditer(question):
         if match["det"].lower() == "that" and not match["prep"]:
@@ -120,7 +131,7 @@ def dangling_question(words: list[str]) -> str:
     first = words[0]
     if not _PRONOUN.fullmatch(first):
         return f'What do you mean by "{first}"?'
-    who = "Who or what" if first.lower() in _PLURAL_PRONOUNS else "Who"
+    who = "Who or what" if first.lower() in _PLURAL_PRONOUNS else "What" if first.lower() in _NEUTER_PRONOUNS else "Who"
     return f'{who} do you mean by "{first}"?'
 
 
