@@ -6,7 +6,7 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import divergent_options, named_document, named_in_conversation
+from askfirst.programs.askfirst.divergence import UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, ungrounded_options
 from askfirst.programs.askfirst.key_terms import passage_stems, stem, unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import question_form
@@ -320,6 +320,27 @@ def test_a_follow_up_naming_its_thing_only_by_kind_is_asked_about_instead_of_i_d
     assert reply.route == "idk" and reply.referent_cue == []
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.referent_cue=true")  # an answered follow-up is not second-guessed
     assert reply.route == "answer" and reply.referent_cue is None
+
+
+def test_a_clarification_offers_only_options_the_passages_have(schema_lm):
+    """The offline 1.5B, given passages with nothing to choose between, offered its instruction's example fees."""
+    assert ungrounded_options(["lab", "Registration fees", "tuition"], PASSAGES, "") == ["tuition"]  # "lab": "laboratory"
+    assert ungrounded_options(["tuition"], PASSAGES, "Is the tuition due?") == []  # the user's own word
+    assert ungrounded_options(["lab fee"], PASSAGES[1:], "") == ["lab fee"]  # half its words: "fee" but no "lab"
+    assert ungrounded_options(["A laboratory fee charged each semester on Mars"], PASSAGES, "") == []  # most of them
+    copied = {"clarifying_question": "Do you mean the tuition, the lab fee or the registration fee?",
+              "options": ["tuition", "lab fee", "registration fee", "Registration fee"]}
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(
+        asked_about=UNANSWERABLE, clarifying_question=copied))
+    assert reply.route == "clarify" and reply.options == ["lab fee", "Registration fee"] and reply.ungrounded_options == ["tuition"]  # once each
+    assert reply.answer == "Which fee do you mean? Your question could be about several things: lab fee; Registration fee. Which one do you mean?"
+    invented = {"clarifying_question": "Do you mean the tuition or the bursary?", "options": ["tuition", "bursary"]}
+    reply, *_ = run(schema_lm, "When did it open?", script=scripted(clarifying_question=invented))
+    assert reply.dangling == ["it"] and reply.options == [] and reply.answer == 'What do you mean by "it"?'  # the lead alone
+    reply, *_ = run(schema_lm, "When did he pay the lab fee?", script=scripted(clarifying_question={**invented, "options": ["bursary"]}))
+    assert reply.answer == 'Who do you mean by "he"?'
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE, clarifying_question=invented))
+    assert reply.route == "clarify" and reply.answer == UNSAID_CHOICE  # no lead on a follow-up: ask for the detail
 
 
 def test_the_first_turn_cue_marks_a_question_that_names_nothing_but_the_x():

@@ -4,7 +4,7 @@ give it different answers; those documents' titles are the readings a clarifying
 from __future__ import annotations
 
 from askfirst.evaluation.answer_metrics import normalize_answer
-from askfirst.programs.askfirst.key_terms import content_stems
+from askfirst.programs.askfirst.key_terms import content_stems, passage_stems
 from askfirst.programs.common.conversation import history_text
 from askfirst.retrieval.chunking import Passage
 
@@ -20,6 +20,28 @@ def reading_name(passage: Passage, *, words: int = 8) -> str:
 
 def clarifying_question(options: list[str]) -> str:
     return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
+
+
+# A clarification left with no option the passages back asks for what would tell the readings apart.
+UNSAID_CHOICE = "Which one do you mean? Please add a detail, such as a name, a place or a date, that says which."
+
+
+def ungrounded_options(options: list[str], passages: list[Passage], said: str) -> list[str]:
+    """The ``options`` of which no more than half the content words are in a passage or in ``said`` (the user's turns),
+    by stem or as the start of one ("lab" of "laboratory"): options the clarification responder did not find in the
+    passages. On a SQuAD2 question whose passages say nothing of fees, the offline 1.5B offered its instruction's
+    example, "the tuition, the lab fee or the registration fee". A sentence-long option that paraphrases a passage
+    keeps most of its words."""
+    known = passage_stems(passages) | content_stems(said)
+
+    def has(word: str) -> bool:
+        return word in known or (len(word) >= 3 and any(k.startswith(word) for k in known))
+
+    def grounded(option: str) -> bool:
+        words = content_stems(option)
+        return not words or 2 * sum(map(has, words)) > len(words)
+
+    return [option for option in options if not grounded(option)]
 
 
 def divergent_options(candidates: list[tuple[Passage, str]], question: str = "", *, conversation: str = "") -> list[str]:

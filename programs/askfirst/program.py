@@ -9,7 +9,8 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import clarifying_question, divergent_options, named_reading, reading_name
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, clarifying_question, divergent_options, named_reading, reading_name,
+                                                   ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, echoes, passage_stems, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import question_form
@@ -97,7 +98,9 @@ class AskFirstProgram(dspy.Module):
        responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
        So does a first question that names nothing but one "the X" (``first_turn_cue_words``: "When did the
        investigation begin?").
-    9. The responders, with citations.
+    9. The responders, with citations. A clarification's options that the passages and the user's turns do not have
+       (by stem) are dropped, with the question that lists them: the others are offered, or with fewer than two left,
+       the user is asked for a detail that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
@@ -108,7 +111,8 @@ class AskFirstProgram(dspy.Module):
     check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
-    unknown, accepted; when it ran).
+    unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
+    passages).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
@@ -138,7 +142,8 @@ class AskFirstProgram(dspy.Module):
                        "candidates": [], "warnings": warnings, "question": question,
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
-                                  "escalated": False, "debate": None, "one_part_partial": None}}
+                                  "escalated": False, "debate": None, "one_part_partial": None,
+                                  "ungrounded_options": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -429,9 +434,16 @@ class AskFirstProgram(dspy.Module):
         else:
             reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
                                     passage_ids=[p.passage_id for p in state["evidence"]])
+        options, answer = reply.options, reply.answer
+        if route == "clarify" and options:
+            ungrounded = ungrounded_options(options, state["evidence"] + state["ranking"], f"{history} {question}")
+            state["extras"]["ungrounded_options"] = ungrounded
+            if ungrounded:  # the passages do not offer them: the question that lists them is not asked
+                options = list({o.lower(): o for o in options if o not in ungrounded}.values())  # once each
+                answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
         # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.
-        answer = f"{lead} {reply.answer}".strip() if lead and not reply.answer.lower().startswith(lead.lower()) else reply.answer
-        return Reply(route=route, answer=answer, citations=reply.citations, missing=reply.missing, options=reply.options,
+        answer = f"{lead} {answer}".strip() if lead and not answer.lower().startswith(lead.lower()) else answer
+        return Reply(route=route, answer=answer, citations=reply.citations, missing=reply.missing, options=options,
                      label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state),
                      **state["extras"])
 
