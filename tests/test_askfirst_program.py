@@ -91,14 +91,14 @@ def test_a_question_naming_its_thing_only_by_kind_is_asked_which_before_any_asse
     reply, *_ = run(schema_lm, "How much is the lab fee?", "askfirst.ambiguity=off", "askfirst.referent_check=true",
                     script=scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE, unnamed=referent("SPECIFIC")))
     assert reply.route == "answer" and not reply.referent["flagged"] and len(assessed) == 1
-    reply, program, _, _ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=off", script=script)
+    reply, program, _, _ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=off", "askfirst.referent_cue=false", script=script)
     assert reply.route == "answer" and reply.referent is None and "referent" not in {n.split(".")[0] for n, _ in program.named_predictors()}
 
 
 @pytest.mark.parametrize(("threshold", "flagged"), [(0.25, True), (0.5, False)])
 def test_with_a_threshold_the_labels_probability_decides_not_the_label_written(threshold, flagged):
     config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "askfirst.ambiguity=off", "askfirst.referent_check=true",
-                                    f"askfirst.referent_threshold={threshold}"])
+                                    f"askfirst.referent_threshold={threshold}", "askfirst.first_turn_cue_answered=false"])
     dense = QueryCosines({})
     program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", config)
     engine = LabelScoringEngine(scripted(unnamed=referent("SPECIFIC")), logprobs={"SPECIFIC": math.log(0.7), "UNDERSPECIFIED": math.log(0.3)})
@@ -140,7 +140,7 @@ def test_a_question_asks_for_a_fact_unless_each_question_sentence_is_why_how_to_
 
 
 def test_both_signals_needed_when_configured_so(schema_lm):
-    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=both")
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=both", "askfirst.first_turn_cue_answered=false")
     assert reply.route == "answer" and reply.citations == ["fees-lab"] and reply.ambiguity["ambiguous"] is False
 
 
@@ -153,7 +153,7 @@ def test_the_detector_alone_asks_with_its_aspects(schema_lm):
 
 @pytest.mark.parametrize("setting", ["askfirst.ambiguity=off", "askfirst.mode=answer_all"])
 def test_no_asking_when_switched_off_or_answering_all(schema_lm, setting):
-    reply, program, _, _ = run(schema_lm, "How much is the fee?", setting)
+    reply, program, _, _ = run(schema_lm, "How much is the fee?", setting, "askfirst.first_turn_cue_answered=false")
     assert reply.route == "answer"
     if setting == "askfirst.mode=answer_all":  # each reading answered by its own passage, cited
         assert reply.answer == "Laboratory fee: EUR 85 [fees-lab]. Registration fee: EUR 60 [fees-registration]."
@@ -319,6 +319,15 @@ def test_a_follow_up_naming_its_thing_only_by_kind_is_asked_about_instead_of_i_d
     reply, *_ = run(schema_lm, "What is the tuition?", "askfirst.escalation=false", script=unanswerable)
     assert reply.route == "idk" and reply.referent_cue == []
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.referent_cue=true")  # an answered follow-up is not second-guessed
+    assert reply.route == "answer" and reply.referent_cue is None
+    # a first question answered from one fee, when two retrieved documents have one, may have meant the other
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=off")
+    assert reply.route == "clarify" and reply.referent_cue == ["fee"] and reply.answer == "Which fee do you mean?"
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=off", "askfirst.first_turn_cue_answered=false")
+    assert reply.route == "answer" and reply.referent_cue is None
+    reply, *_ = run(schema_lm, "What is the prerequisite?", "askfirst.ambiguity=off")  # one document has one
+    assert reply.route == "answer" and reply.referent_cue == []
+    reply, *_ = run(schema_lm, "How do I pay the fee?", "askfirst.ambiguity=off")  # how-to: the passages explain
     assert reply.route == "answer" and reply.referent_cue is None
 
 

@@ -48,6 +48,10 @@ class AskfirstConfig(ConfigSection):
         "know' when it names nothing but one 'the X' - no name, no number, at most this many content words ('When did the "
         "investigation begin?', 'How much is the fee?'). 0: follow-ups only. Measured on URASys's SQuAD2 ambiguous questions, 9 -> 10 "
         "of 20 clarified (bench/RESULTS.md); it marks none of the demo's or MTRAG-UN dev's first turns but UNDERSPECIFIED ones.")
+    first_turn_cue_answered: bool = Field(
+        True, description="The first-turn referent cue on an answered question for a fact too: ask rather than answer when two "
+        "or more retrieved documents have an X, since answering from one is a guess at which the user means ('When was the union "
+        "created?'). False: only a question headed for 'I don't know' is asked about.")
     dangling_reference: bool = Field(
         True, description="Ask first when a question with no earlier turn points at something it never names: a third-person "
         "pronoun with nothing before it to stand for ('When did he return to work?') or a demonstrative ('this state library'). "

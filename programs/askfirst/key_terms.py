@@ -39,6 +39,12 @@ def passage_stems(passages: list[Passage]) -> set[str]:
     return {stem(t) for p in passages for t in tokenize(f"{p.title} {p.text}")}
 
 
+def documents_with(word: str, passages: list[Passage]) -> set[str]:
+    """The ids of the documents among ``passages`` that have ``word`` (by stem) in a title or text."""
+    target = stem(word.lower())
+    return {p.doc_id for p in passages if target in passage_stems([p])}
+
+
 def unmatched_terms(text: str, passages: list[Passage]) -> list[str]:
     """The content words of ``text`` (BM25's tokens: lower-cased, stopwords and quantity words dropped) that appear in
     no passage's title or text, once each, in order."""

@@ -12,7 +12,7 @@ from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, clarifying_question, divergent_options, named_reading, reading_name,
                                                    ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
-from askfirst.programs.askfirst.key_terms import content_stems, echoes, passage_stems, stem, unmatched_terms
+from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
@@ -97,7 +97,8 @@ class AskFirstProgram(dspy.Module):
        definite determiner before a word no earlier turn has ("the loan", "the animal") gets the clarification
        responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
        So does a first question that names nothing but one "the X" (``first_turn_cue_words``: "When did the
-       investigation begin?").
+       investigation begin?"), and with ``first_turn_cue_answered`` an answered one whose X two or more retrieved
+       documents have.
     9. The responders, with citations. A clarification's options that the passages and the user's turns do not have
        (by stem) are dropped, with the question that lists them: the others are offered, or with fewer than two left,
        the user is asked for a detail that says which.
@@ -195,11 +196,14 @@ class AskFirstProgram(dspy.Module):
             if debated is not None:
                 return debated
         lead = ""
-        if route == "idk" and self.config.referent_cue and self.config.mode == "ask_first":
-            # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has.
+        # Of a why-, how-to or yes/no question the passages explain rather than name one X (as with factoid_divergence).
+        answered_first = route == "answer" and not history and self.config.first_turn_cue_answered and question_form(question) == "fact"
+        if (route == "idk" or answered_first) and self.config.referent_cue and self.config.mode == "ask_first":
+            # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has. A first
+            # question answered from one X when other documents have one too may have meant another.
             extras["referent_cue"] = unnamed_referents(question, history) if history else [
                 word for word in bare_referents(question, max_words=self.config.first_turn_cue_words)
-                if stem(word.lower()) in passage_stems(state["ranking"])]  # the collection has some X, but the assessment tied none to it
+                if len(documents_with(word, state["ranking"])) >= (2 if answered_first else 1)]
             if extras["referent_cue"]:
                 route, state["label"] = "clarify", "UNDERSPECIFIED"
                 # The responder is not told which word is unclear. Not for a follow-up: on MTRAG-UN its cue words were

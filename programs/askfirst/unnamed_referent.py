@@ -51,8 +51,9 @@ def bare_referents(question: str, *, max_words: int) -> list[str]:
     - no name (a capitalised word after the first), no number, a single "the" before a word that names a thing, and at
     most ``max_words`` content words in all ("When did the investigation begin?", "How much is the fee?"); else empty.
     Such a question asks about one X of the many there are, and a search cannot tell which. The program asks only when
-    the retrieved passages have an X (``key_terms.passage_stems``) yet the assessment found no answer: the user may mean
-    that one, or another; with no X in them, "I don't know" stands.
+    the retrieved passages have an X (``key_terms.documents_with``) yet the assessment found no answer: the user may mean
+    that one, or another; with no X in them, "I don't know" stands. With ``askfirst.first_turn_cue_answered`` it asks
+    of an answered one too when two or more retrieved documents have an X: the answer is from one of them.
 
     Measured without an LM (``bench/dangling_references.py --cue``) with ``max_words`` 3: it marks 3 of the demo's 4
     UNDERSPECIFIED questions and none of its 18 others, 1 of MTRAG-UN dev's 9 UNDERSPECIFIED first turns and none of
