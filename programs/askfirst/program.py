@@ -99,9 +99,9 @@ class AskFirstProgram(dspy.Module):
        So does a first question that names nothing but one "the X" (``first_turn_cue_words``: "When did the
        investigation begin?"), and with ``first_turn_cue_answered`` an answered one whose X two or more retrieved
        documents have.
-    9. The responders, with citations. A clarification's options that the passages and the user's turns do not have
-       (by stem) are dropped, with the question that lists them: the others are offered, or with fewer than two left,
-       the user is asked for a detail that says which.
+    9. The responders, with citations. A clarification's options of which no more than half the words are in the
+       passages or the user's turns (``ungrounded_options``) are dropped, with the question that lists them: the others
+       are offered, or with fewer than two left, the user is asked for a detail that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded

@@ -97,8 +97,8 @@ def dangling_references(question: str) -> list[str]:
 
     Measured without an LM (``bench/dangling_references.py``): it marks 4 of the 9 UNDERSPECIFIED first turns of
     MTRAG-UN dev and none of its 11 other first turns, none of the demo's 22 first questions, 34 of URASys's 201 SQuAD2
-    ambiguous questions (4 of them by "it": "What did it serve as before?"), and 16 of its 504 plain SQuAD2 ones, which were written beside their paragraph ("What
-    campaign did she contribute to?").
+    ambiguous questions (4 of them by "it": "What did it serve as before?"), and 16 of its 504 plain SQuAD2 ones, which
+    were written beside their paragraph ("What campaign did she contribute to?").
     """
     words = function_words()
     found = []
@@ -108,9 +108,9 @@ def dangling_references(question: str) -> list[str]:
         plural = match.group(1).lower() in _PLURAL_PRONOUNS and any(
             len(w) > 3 and w.lower().endswith("s") and w.lower() not in words for w in before)
         # "it" may stand for any thing named before it ("How does the engine start when it is cold?"), or for nothing
-        neuter = match.group(1).lower() in _NEUTER_PRONOUNS and (
+        it_resolved = match.group(1).lower() in _NEUTER_PRONOUNS and (
             any(w.lower() not in words for w in before[1:]) or _DUMMY_IT.search(question) is not None)
-        if not named and not plural and not neuter:
+        if not named and not plural and not it_resolved:
             found.append(match.group(0))
     for match in _DEMONSTRATIVE.finditer(question):
         if match["det"].lower() == "that" and not match["prep"]:
