@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from askfirst.programs.askfirst.key_terms import QUANTITY_WORDS, stem
+from askfirst.programs.askfirst.key_terms import QUANTITY_WORDS, passage_stems, stem
 from askfirst.retrieval.bm25 import tokenize
 from askfirst.retrieval.chunking import Passage
 
@@ -41,7 +41,7 @@ def word_forms(token: str) -> list[str]:
 def term_checker(passages: list[Passage], in_collection: Callable[[str], bool]) -> Callable[[str], bool]:
     """Whether a token is known: a passage of ``passages`` has its stem, or ``in_collection`` (the BM25 index) has one
     of its :func:`word_forms`; the collection is asked only about tokens the passages lack."""
-    stems = {stem(t) for p in passages for t in tokenize(f"{p.title} {p.text}")}
+    stems = passage_stems(passages)
     return lambda token: stem(token) in stems or any(in_collection(form) for form in word_forms(token))
 
 
