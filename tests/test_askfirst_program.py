@@ -7,7 +7,7 @@ import pytest
 
 from askfirst.config import load_config
 from askfirst.programs.askfirst.divergence import UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, ungrounded_options
-from askfirst.programs.askfirst.key_terms import passage_stems, stem, unmatched_terms
+from askfirst.programs.askfirst.key_terms import documents_with, unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
@@ -362,8 +362,8 @@ def test_the_first_turn_cue_marks_a_question_that_names_nothing_but_the_x():
     assert bare_referents("What is the tuition for the medical school?", max_words=3) == []  # two: one qualifies the other
     assert bare_referents("What is the same as before?", max_words=3) == []  # "the same" names no thing
     assert bare_referents("How much are fees?", max_words=3) == []  # no "the"
-    assert {stem("fees"), stem("prerequisites")} <= passage_stems(PASSAGES)  # by stem: "fee" and "prerequisite"
-    assert stem("tuition") not in passage_stems(PASSAGES)
+    assert documents_with("fees", PASSAGES) == {"fees-lab", "fees-registration"}  # by stem: "fee"
+    assert documents_with("prerequisites", PASSAGES) == {"course-cs201"} and documents_with("tuition", PASSAGES) == set()
 
 
 def test_the_unnamed_referent_cue_reads_the_earlier_turns_by_stem():
