@@ -16,7 +16,7 @@ class ClassifyAnswerability(dspy.Signature):
     ANSWERABLE: the copied sentences answer the whole question.
     PARTIAL: they answer only part of the question; another part is not in the passages.
     UNDERSPECIFIED: the question is vague and could mean several different things in the passages (for
-    example "the fee" when there are tuition, lab and registration fees), so the user must say which one.
+    example "the fare" when there are single, day-pass and monthly fares), so the user must say which one.
     UNANSWERABLE: no passage states what is asked.
     Judge only from the passages, never from outside knowledge."""
 

@@ -14,7 +14,7 @@ class AnalyzeAmbiguity(dspy.Signature):
     syntactic: several plausible grammatical parses (attachment, scope, coordination, pronoun reference).
     constraint: an over-specific query where a broader, closely related formulation better matches the need.
     semantic: the syntax is clear but the meaning admits several valid interpretations (one name, several
-    entities; "the fee" when there are several fees).
+    entities; "the fare" when there are several fares).
     none: one clear reading."""
 
     query: str = dspy.InputField()

@@ -12,7 +12,7 @@ class GenerateSearchQueries(dspy.Signature):
     Use the notes from the previous round: follow the search suggestions, target each piece of missing
     information, and never spend a query on a fact already listed in the key findings.
     Make the queries differ from each other: each one targets a different facet, and each names the exact
-    entities (course codes, fee names, places) that a keyword search needs."""
+    entities (codes, product names, places) that a keyword search needs."""
 
     conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first; empty for a first question")
     question: str = dspy.InputField(desc="The user's latest question")

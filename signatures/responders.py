@@ -8,7 +8,7 @@ from askfirst.signatures.bounds import IdList, OptionList
 class CompleteAnswer(dspy.Signature):
     """Answer the user's latest question using ONLY the provided passages and the conversation.
     Synthesise across passages when the answer spans several, keep a conversational tone, be specific
-    (amounts, dates, course codes), and cite the id of every passage you used."""
+    (amounts, dates, codes), and cite the id of every passage you used."""
 
     conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first; empty for a first question")
     question: str = dspy.InputField(desc="The user's latest question")
@@ -32,7 +32,7 @@ class PartialAnswer(dspy.Signature):
 class ClarificationRequest(dspy.Signature):
     """The user's question is ambiguous: it could refer to several different things in the passages.
     Ask one short clarifying question that lists the concrete options the passages reveal, so the user
-    can pick one (for example: "Do you mean the tuition, the lab fee or the registration fee?")."""
+    can pick one (for example: "Do you mean the single fare, the day pass or the monthly pass?")."""
 
     conversation_history: str = dspy.InputField(desc="Earlier turns, oldest first; empty for a first question")
     question: str = dspy.InputField(desc="The user's latest question")

@@ -53,7 +53,7 @@ class SearchDocuments(dspy.Signature):
 class JudgeEvidence(dspy.Signature):
     """Decide whether the evidence is just enough to answer. Judge the question:
     specific: it asks for one clear thing; broad: it could be about several different things (for example
-    "the fee" when the evidence shows tuition, lab and registration fees); vague: it is unclear what is asked.
+    "the fare" when the evidence shows single, day-pass and monthly fares); vague: it is unclear what is asked.
     Judge the evidence: direct_answer: it states the answer to the question; partial_answer: it answers only
     part; several_categories: it shows several different things the question could be about;
     insufficient: it does not answer. When the question is broad, list the categories the evidence reveals.

@@ -7,7 +7,7 @@ from askfirst.signatures.bounds import FAQPairList, ParaphraseList
 
 class RewriteChunk(dspy.Signature):
     """Rewrite the chunk so that it can be read on its own, using the whole document only for context.
-    Replace pronouns and vague references ("it", "this fee", "the office") with what they refer to, and
+    Replace pronouns and vague references ("it", "this fare", "the office") with what they refer to, and
     repair sentences cut at the chunk's edges. Keep every fact, number and name of the chunk exactly;
     add nothing that is not in the document; do not summarise."""
 
@@ -19,7 +19,7 @@ class RewriteChunk(dspy.Signature):
 
 class AssignTitle(dspy.Signature):
     """Write a concise, descriptive title for the chunk: the specific topic it covers, with its key terms
-    (for example "Laboratory fee for science courses"), in at most 12 words."""
+    (for example "Monthly pass fares for zone 2"), in at most 12 words."""
 
     chunk: str = dspy.InputField()
     title: str = dspy.OutputField()
