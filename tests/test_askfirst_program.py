@@ -6,7 +6,8 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, ungrounded_options
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, repeated_example,
+                                                   ungrounded_options)
 from askfirst.programs.askfirst.key_terms import documents_with, unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import question_form
@@ -350,6 +351,25 @@ def test_a_clarification_offers_only_options_the_passages_have(schema_lm):
     assert reply.answer == 'Who do you mean by "he"?'
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE, clarifying_question=invented))
     assert reply.route == "clarify" and reply.answer == UNSAID_CHOICE  # no lead on a follow-up: ask for the detail
+
+
+def test_a_clarification_that_repeats_its_instructions_example_is_rebuilt_from_its_options(schema_lm):
+    """The 1.5B took its options from the passages but wrote its instruction's example fares as the question."""
+    instruction = 'Ask. (for example: "Do you mean the single fare, the day pass or the monthly pass?")'
+    copied = "Do you mean the single fare, the day pass or the monthly pass?"
+    assert repeated_example(copied, instruction, PASSAGES, "") == ["day", "fare", "mean", "monthli", "pass", "singl"]
+    assert repeated_example(copied, instruction, PASSAGES, "single day pass fare") == []  # two left: mean, monthly
+    assert repeated_example("Which fee do you mean?", instruction, PASSAGES, "") == []  # "mean" alone
+    script = {"clarifying_question": copied, "options": ["lab fee", "registration fee"]}
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(
+        asked_about=UNANSWERABLE, clarifying_question=script))
+    assert reply.route == "clarify" and reply.options == ["lab fee", "registration fee"] and reply.ungrounded_options == []
+    assert reply.repeated_example == ["day", "fare", "mean", "monthli", "pass", "singl"]
+    assert reply.answer == "Which fee do you mean? Your question could be about several things: lab fee; registration fee. Which one do you mean?"
+    own = {"clarifying_question": "Do you mean the laboratory fee or the registration fee?", "options": ["lab fee", "registration fee"]}
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(
+        asked_about=UNANSWERABLE, clarifying_question=own))
+    assert reply.repeated_example == [] and reply.answer == "Which fee do you mean? Do you mean the laboratory fee or the registration fee?"
 
 
 def test_the_first_turn_cue_marks_a_question_that_names_nothing_but_the_x():

@@ -3,6 +3,8 @@ give it different answers; those documents' titles are the readings a clarifying
 
 from __future__ import annotations
 
+import re
+
 from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.programs.askfirst.key_terms import content_stems, passage_stems
 from askfirst.programs.common.conversation import history_text
@@ -42,6 +44,16 @@ def ungrounded_options(options: list[str], passages: list[Passage], said: str) -
         return not words or 2 * sum(map(has, words)) > len(words)
 
     return [option for option in options if not grounded(option)]
+
+
+def repeated_example(question: str, instruction: str, passages: list[Passage], said: str, *, min_words: int = 3) -> list[str]:
+    """The words of ``instruction``'s quoted examples that a clarifying ``question`` repeats and neither the passages nor
+    ``said`` (the user's turns, the options kept) have, when there are at least ``min_words`` of them; else empty. The
+    offline 1.5B took its options from the passages and then wrote its instruction's example as the question: "Do you
+    mean the single fare, the day pass or the monthly pass?" of a SQuAD2 question on Netscape."""
+    example = content_stems(" ".join(re.findall(r'"([^"]+)"', instruction)))
+    words = sorted((content_stems(question) & example) - passage_stems(passages) - content_stems(said))
+    return words if len(words) >= min_words else []
 
 
 def divergent_options(candidates: list[tuple[Passage, str]], question: str = "", *, conversation: str = "") -> list[str]:

@@ -10,7 +10,7 @@ from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, clarifying_question, divergent_options, named_reading, reading_name,
-                                                   ungrounded_options)
+                                                   repeated_example, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import question_form
@@ -100,8 +100,10 @@ class AskFirstProgram(dspy.Module):
        investigation begin?"), and with ``first_turn_cue_answered`` an answered one whose X two or more retrieved
        documents have.
     9. The responders, with citations. A clarification's options of which no more than half the words are in the
-       passages or the user's turns (``ungrounded_options``) are dropped, with the question that lists them: the others
-       are offered, or with fewer than two left, the user is asked for a detail that says which.
+       passages or the user's turns (``ungrounded_options``) are dropped, with the question that lists them, and so is a
+       question that repeats three or more words of its instruction's example that nothing it was shown has
+       (``repeated_example``): the kept options are offered, or with fewer than two left, the user is asked for a detail
+       that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
@@ -113,7 +115,7 @@ class AskFirstProgram(dspy.Module):
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
-    passages).
+    passages) and ``repeated_example`` (the example words its question repeated, when it was dropped for them).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
@@ -144,7 +146,7 @@ class AskFirstProgram(dspy.Module):
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None,
-                                  "ungrounded_options": None}}
+                                  "ungrounded_options": None, "repeated_example": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -439,11 +441,14 @@ class AskFirstProgram(dspy.Module):
             reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
                                     passage_ids=[p.passage_id for p in state["evidence"]])
         options, answer = reply.options, reply.answer
-        if route == "clarify" and options:
-            ungrounded = ungrounded_options(options, state["evidence"] + state["ranking"], f"{history} {question}")
-            state["extras"]["ungrounded_options"] = ungrounded
-            if ungrounded:  # the passages do not offer them: the question that lists them is not asked
-                options = list({o.lower(): o for o in options if o not in ungrounded}.values())  # once each
+        if route == "clarify":
+            passages, said = state["evidence"] + state["ranking"], f"{history} {question}"
+            ungrounded = ungrounded_options(options, passages, said)
+            kept = list({o.lower(): o for o in options if o not in ungrounded}.values())  # once each
+            copied = repeated_example(answer, self.responders.clarify.signature.instructions, passages, f"{said} {' '.join(kept)}")
+            state["extras"]["ungrounded_options"], state["extras"]["repeated_example"] = ungrounded, copied
+            if ungrounded or copied:  # the passages do not offer them: the question that lists them is not asked
+                options = kept
                 answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
         # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.
         answer = f"{lead} {answer}".strip() if lead and not answer.lower().startswith(lead.lower()) else answer
