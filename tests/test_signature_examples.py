@@ -8,17 +8,15 @@ title count as a leak.
 
 import importlib
 import inspect
-import json
 import pkgutil
-from pathlib import Path
 
 import dspy
 
 import askfirst.signatures as signatures
+from askfirst.datasets.corpus import load_corpus
+from askfirst.datasets.questions import load_questions
 from askfirst.programs.askfirst.key_terms import stem
 from askfirst.retrieval.bm25 import tokenize
-
-DEMO = Path(__file__).resolve().parents[1] / "datasets" / "demo"
 
 
 def word_pairs(text: str) -> set[tuple[str, str]]:
@@ -28,11 +26,11 @@ def word_pairs(text: str) -> set[tuple[str, str]]:
 
 def demo_pairs() -> set[tuple[str, str]]:
     pairs: set[tuple[str, str]] = set()
-    for record in map(json.loads, (DEMO / "questions.jsonl").read_text().splitlines()):
-        for text in [turn["content"] for turn in record["turns"] if turn["role"] == "user"] + record.get("clarification_options", []):
+    for example in load_questions("demo"):
+        for text in [turn["content"] for turn in example.conversation if turn["role"] == "user"] + example.clarification_options:
             pairs |= word_pairs(text)
-    for record in map(json.loads, (DEMO / "corpus.jsonl").read_text().splitlines()):
-        pairs |= word_pairs(record["title"])
+    for document in load_corpus("demo"):
+        pairs |= word_pairs(document.title)
     return pairs
 
 
