@@ -4,7 +4,7 @@ from askfirst.programs.askfirst.absent_terms import coverage, question_parts, te
 from askfirst.programs.base import Resources
 from askfirst.retrieval.bm25 import BM25Index
 from tests.conftest import PASSAGES, ListRetriever
-from tests.test_askfirst_program import ANSWERABLE, run, scripted
+from tests.test_askfirst_program import ANSWERABLE, assessment, run, scripted
 
 ABOUT_FEES = "What is the registration fee for the medical school?"
 HALF_ABOUT_FEES = "What is the lab fee, and does the university sell used textbooks?"
@@ -73,6 +73,15 @@ def test_a_question_with_one_part_the_collection_never_mentions_is_partial(schem
     assert len(answered) == 1 and "[[ ## question ## ]]\nWhat is the lab fee\n\n[[ ## passages ## ]]" in answered[0]
     assert reply.absent_terms["verdict"] == "some" and reply.absent_terms["overruled"] == "ANSWERABLE"
     assert reply.extras["ambiguity"] == {}  # a partial question is not asked about
+    # Asked about as a whole, its uncovered words are missing from every passage too; the collection check reads the
+    # user's parts first, and the key-term check exempts the PARTIAL it gives (the demo's p01 was "I don't know").
+    whole = scripted(asked_about=assessment("ANSWERABLE", asked_about=HALF_ABOUT_FEES))
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", script=whole, retriever=LexicalRetriever())
+    assert reply.route == "partial" and reply.absent_terms["overruled"] == "ANSWERABLE"
+    assert reply.key_terms["missing"] == ["lab", "university", "sell", "used", "textbooks"] and reply.key_terms["overruled"] is None
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.absent_terms=0", script=whole,
+                    retriever=LexicalRetriever())
+    assert reply.route == "idk" and reply.key_terms["overruled"] == "ANSWERABLE"  # the key-term check alone
     # The words are in the collection, though not in the passages retrieved: the assessment's label stands.
     collection = [*PASSAGES, PASSAGES[0].__class__("shop", "shop", "Bookshop", "The university bookshop will sell used textbooks.")]
     reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.ambiguity=off", retriever=LexicalRetriever(collection))

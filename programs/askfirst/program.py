@@ -282,9 +282,9 @@ class AskFirstProgram(dspy.Module):
     def _assess(self, query: str, history: str, state: dict, passages: list[Passage], *, top_cosine: float | None) -> str:
         """Label answerability from ``passages`` (recording what is asked about and the key-term check); returns the
         label's route. A ``top_cosine`` below the gate's threshold is UNANSWERABLE with no LM call. With ``key_terms``
-        (N), a question with N or more asked-about words in no retrieved passage is UNANSWERABLE, unless the assessment
-        already called it PARTIAL (whose missing part is expected to be absent; with ``one_part_key_terms`` only on a
-        question of more than one part)."""
+        (N), a question with N or more asked-about words in no retrieved passage is UNANSWERABLE, unless the assessment or
+        the collection check (which comes first) already called it PARTIAL (whose missing part is expected to be absent;
+        with ``one_part_key_terms`` only on a question of more than one part)."""
         state["extras"]["gated"] = self._gated(top_cosine)
         if state["extras"]["gated"]:
             state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
@@ -318,13 +318,17 @@ class AskFirstProgram(dspy.Module):
             elsewhere = [w for w in missing if stem(w) not in turn]
             missing = [w for w in missing if stem(w) in turn]
         state["extras"]["key_terms"] = {"asked_about": asked, "echo": echo, "missing": missing, "not_in_turn": elsewhere, "overruled": None}
-        if self.config.key_terms and len(missing) >= self.config.key_terms and label in ("ANSWERABLE", "UNDERSPECIFIED"):
-            state["extras"]["key_terms"]["overruled"] = label  # nothing the passages say backs that label
-            label, confidence, p_answer = "UNANSWERABLE", 1.0, 0.0
+        # The collection check first: it reads the user's own parts, and a question with one part covered and one the
+        # collection never mentions is PARTIAL, which the key-term check then exempts. The other way round, the demo's
+        # "What is the lab fee, and does the university sell used lab textbooks?" became "I don't know": the 1.5B named
+        # the whole question as asked about, and "sell" and "textbooks" are in no passage.
         absent = state["extras"]["absent_terms"]
         if absent and absent["verdict"] == "some" and label in ("ANSWERABLE", "UNDERSPECIFIED"):
             absent["overruled"] = label  # a part of it is about something the collection never mentions
             label = "PARTIAL"
+        if self.config.key_terms and len(missing) >= self.config.key_terms and label in ("ANSWERABLE", "UNDERSPECIFIED"):
+            state["extras"]["key_terms"]["overruled"] = label  # nothing the passages say backs that label
+            label, confidence, p_answer = "UNANSWERABLE", 1.0, 0.0
         elif one_part and label == "PARTIAL":  # one_part_key_terms off: it kept PARTIAL's exemption from the check above
             label = "ANSWERABLE"
         state["label"], state["confidence"], state["p_answerable"] = label, confidence, p_answer
