@@ -1,13 +1,21 @@
-"""The log-probability of each value of a reply's label fields, measured on the llama.cpp model that wrote the reply.
+"""The probability of each value of a reply's label fields, measured on the llama.cpp model that wrote the reply.
 
 A Signature's ``Literal`` output (an answerability label) becomes an ``enum`` in the JSON schema that constrained
-decoding enforces. After the reply is generated, each enum value is scored as a continuation of the reply up to that
-field's value: log P(value | prompt, reply so far), summed over the value's tokens. That is the model's own belief
-in each label, which a generated "confidence" number is not (a 1.5B model writes 1.0 or 0.9 whatever it decides).
+decoding enforces. After the reply is generated, the model is rewound to where that field's value starts and asked
+what the constrained decode would write there: the next-token probabilities, kept to the tokens the values allow and
+renormalised over them, give each value the mass of the tokens only it can start with; a token several values share
+("UN" of "UNANSWERABLE" and "UNDERSPECIFIED") is decoded and its mass split the same way one token on. Every way of
+spelling a value counts ("AN" + "SWER…" as well as "ANS" + "WER…"), and so does a closing quote merged with what follows
+('",' - Qwen writes that token, not '"' alone). That is the model's own belief in each label, which a generated
+"confidence" number is not (a 1.5B model writes 1.0 or 0.9 whatever it decides).
+
+Scoring each value's own tokenisation to its closing quote instead (as this module did until 2026-11-27) put almost no
+mass on the label the model chose: after "ANSWERABLE" it expects '",', not '"', so the value it believed lost to the one
+it did not (the demo's "Is there a fee for each guest night?": ANSWERABLE written, 0.06 scored, 0.64 by mass).
 
 llama-cpp-python's own ``logprobs`` needs every position's logits kept (``logits_all``: a 2.5 GB buffer at 4,096
 tokens of context for a 152k vocabulary) and sorts the whole vocabulary in Python for every generated token; scoring
-a few values at the one position that matters costs a handful of single-token decodes instead.
+the one position that matters costs one or two single-token decodes instead.
 """
 
 from __future__ import annotations
@@ -49,7 +57,8 @@ def normalise(logprobs: dict[str, float]) -> dict[str, float]:
 
 class ValueScorer:
     """Scores continuations of a reply that a ``llama_cpp.Llama`` has just generated (its KV cache holds the prompt and
-    the reply's tokens). It rewinds the cache to a prefix and decodes each continuation one token at a time."""
+    the reply's tokens). It rewinds the cache to where a value starts and reads the next-token probabilities there (and
+    one token on where values share a token)."""
 
     def __init__(self, llama):
         self.llama = llama
@@ -63,12 +72,56 @@ class ValueScorer:
         self.llama.n_tokens = length - 1
         self.llama.eval([token])
 
-    def score(self, *, prompt_tokens: int, reply: str, offset: int, values: list[str]) -> dict[str, float]:
-        """log P(value + closing quote | prompt, reply[:offset]) for each value, unnormalised."""
+    def _token_bytes(self) -> list[bytes]:
+        """Every token's bytes, read once per model (half a second for Qwen's 152k)."""
+        cached = getattr(self.llama, "_askfirst_token_bytes", None)
+        if cached is None:
+            cached = [self.llama.detokenize([t]) for t in range(self._vocab)]
+            try:
+                self.llama._askfirst_token_bytes = cached
+            except AttributeError:  # a model object that takes no new attributes reads them again next time
+                pass
+        return cached
+
+    def _mass(self, length: int, token: int, remaining: dict[str, bytes], depth: int) -> dict[str, float]:
+        """Each value's share of the constrained next-token mass after the first ``length`` tokens (the last one
+        ``token``), where ``remaining[value]`` is what is left to write of it, its closing quote included."""
+        self._rewind(length, token)
+        logp = log_softmax(self._last_logits())
+        heads = {r[:1] for r in remaining.values()}
+        allowed: dict[int, list[str]] = {}
+        for t, text in enumerate(self._token_bytes()):
+            if text and text[:1] in heads:
+                values = [v for v, r in remaining.items() if r.startswith(text) or (text.startswith(r) and _closes(text[len(r):]))]
+                if values:
+                    allowed[t] = values
+        if not allowed:
+            return {v: 1.0 / len(remaining) for v in remaining}
+        top = max(logp[t] for t in allowed)
+        weights = {t: math.exp(logp[t] - top) for t in allowed}
+        total = sum(weights.values())
+        mass = dict.fromkeys(remaining, 0.0)
+        for t, values in allowed.items():
+            share = weights[t] / total
+            if len(values) == 1:
+                mass[values[0]] += share
+            elif depth > 0 and share > 1e-6:
+                text = self._token_bytes()[t]
+                deeper = self._mass(length + 1, t, {v: remaining[v][len(text):] for v in values}, depth - 1)
+                for v, m in deeper.items():
+                    mass[v] += share * m
+            else:  # too deep or too little to matter: shared evenly
+                for v in values:
+                    mass[v] += share / len(values)
+        return mass
+
+    def score(self, *, prompt_tokens: int, reply: str, offset: int, values: list[str], depth: int = 6) -> dict[str, float]:
+        """log P(the constrained decode writes value | prompt, reply[:offset]) for each value (they sum to one in
+        probability; a value with no mass gets log 1e-12)."""
         llama = self.llama
         generated = [int(t) for t in llama.input_ids[prompt_tokens:llama.n_tokens]]
         # The last whole token that ends at or before the value's start; the characters after it (a quote a token may
-        # have merged with the value's first letters) are scored as part of each continuation.
+        # have merged with the value's first letters) are part of what each value still has to write.
         # Byte-level BPE (Qwen's): the reply's bytes are its tokens' bytes in order, so one incremental decode counts the
         # characters each token prefix ends at (a token ending mid-character adds none until the character completes).
         decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
@@ -81,16 +134,12 @@ class ValueScorer:
         if boundary == 0:
             raise ValueError("the label's position is not among the generated tokens")
         lead = reply[chars:offset]
-        prefix_length = prompt_tokens + boundary
-        last = generated[boundary - 1]
-        scores = {}
-        for value in values:
-            tokens = llama.tokenize((lead + value + '"').encode(), add_bos=False, special=False)
-            self._rewind(prefix_length, last)
-            total = 0.0
-            for j, token in enumerate(tokens):
-                total += float(log_softmax(self._last_logits())[token])
-                if j < len(tokens) - 1:
-                    llama.eval([token])
-            scores[value] = total
-        return scores
+        remaining = {value: (lead + value + '"').encode() for value in values}
+        mass = self._mass(prompt_tokens + boundary, generated[boundary - 1], remaining, depth)
+        return {value: math.log(max(mass[value], 1e-12)) for value in values}
+
+
+def _closes(rest: bytes) -> bool:
+    """Whether what a token writes past a value's closing quote can follow it in JSON (',', '}', a space, a newline or
+    the next key's quote), so the token closes the value: '",' and '"}' do, '");' does not."""
+    return all(chr(b) in ' \t\r\n,}"' for b in rest)

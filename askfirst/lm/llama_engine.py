@@ -64,7 +64,7 @@ class LlamaCppEngine:
     scores_labels = True  # see ``_label_logprobs``
     # ``logprobs``: the reply's label fields (a Signature's Literal outputs) come back scored, one entry per field: the
     # chosen value with every allowed value as an alternative (see ``label_scoring``); other tokens are not reported.
-    supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format", "logprobs"})
+    supported_params = frozenset({"temperature", "max_tokens", "top_p", "stop", "seed", "response_format", "logprobs", "top_logprobs"})
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 2, seed: int = 0, contexts: int = 6,
                  max_text_chars: int = 800):

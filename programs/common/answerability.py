@@ -32,9 +32,15 @@ def scores_labels(predictor: dspy.Predict) -> bool:
         return False
 
 
+# ``top_logprobs`` (alternatives per label field; the engine reports every allowed value whatever it says) doubles as
+# the scoring's version in DSPy's cache key: none was each value's own tokens to its closing quote, whose cached scores
+# are wrong (``askfirst.lm.label_scoring``); 2 is the constrained mass, so a cache from before is not served for it.
+LABEL_SCORING = 2
+
+
 def label_scoring_config(predictor: dspy.Predict, *, enabled: bool) -> dict | None:
     """The call config that asks ``predictor``'s LM for its label probabilities, or ``None`` when off or not measured."""
-    return {"logprobs": True} if enabled and scores_labels(predictor) else None
+    return {"logprobs": True, "top_logprobs": LABEL_SCORING} if enabled and scores_labels(predictor) else None
 
 
 def label_distribution(prediction, labels) -> dict[str, float] | None:
