@@ -68,6 +68,9 @@ def test_the_label_probability_is_measured_by_the_engine(session):
     assert pred.probability_source == "logprobs", pred.toDict()
     # confidence is P(ANSWERABLE) among the four labels, P(answerable) adds P(PARTIAL)
     assert pred.label == "ANSWERABLE" and 0.0 < pred.confidence <= pred.p_answerable <= 1.0, pred.toDict()
+    # The label greedy decoding wrote is the one the model finds most probable: above P(PARTIAL) and above the other two
+    # together (scored to a lone closing quote, as until 2026-11-27, it got 0.25 here: Qwen closes a value with '",').
+    assert pred.confidence > max(pred.p_answerable - pred.confidence, 1.0 - pred.p_answerable), pred.toDict()
 
 
 def test_multi_turn_follow_up_uses_the_history(session):
