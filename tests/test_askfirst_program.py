@@ -7,10 +7,10 @@ import pytest
 
 from askfirst.config import load_config
 from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, repeated_example,
-                                                   ungrounded_options)
+                                                   typed_answer, ungrounded_options)
 from askfirst.programs.askfirst.key_terms import documents_with, unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
-from askfirst.programs.askfirst.question_form import question_form
+from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, referent_question,
                                                           unnamed_referents)
@@ -272,6 +272,35 @@ def test_divergence_needs_two_documents_and_two_answers():
     assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What is the prerequisite for CS 201?") == []  # it names one
     assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What are the prerequisites for the course?") == [cs201.title, cs310.title]
     assert divergent_options([(a, "EUR 85"), (b, "EUR 60")], "How much is the fee?") == ["Laboratory fee", "Registration fee"]
+
+
+def test_a_question_for_a_time_or_a_quantity_is_told_apart_by_the_times_or_numbers_the_answers_name():
+    P = PASSAGES[0].__class__
+    guarantee, portal, awards, grading = (P(d, d, t, "") for d, t in (("housing-guarantee", "Housing guarantee"), ("housing-apply", "Applying for housing"),
+                                                                    ("schol-apply", "How to apply for scholarships"), ("pass-fail", "Pass/fail option")))
+    said = [(guarantee, "The 30 June deadline is the time by which students must apply"), (portal, "Apply through the Housing Portal by 30 June."),
+            (awards, "Applications are made through the Awards Portal."), (grading, "Students may take at most one elective pass/fail.")]
+    question = "By when do I have to apply for one of them?"
+    assert answer_type(question) == "time"
+    assert len(divergent_options(said, question)) == 4  # as worded, every page gives another answer
+    assert divergent_options(said, question, kind="time") == []  # one time, 30 June; the others name none ("may" is no May)
+    assert divergent_options([*said, (awards, "Apply by 1 May.")][1:], question, kind="time") == ["Applying for housing", "How to apply for scholarships"]
+    fees = [(PASSAGES[0], "EUR 85 per semester"), (PASSAGES[1], "The registration fee is EUR 60."), (grading, "It depends on the course.")]
+    assert answer_type("How much is the fee?") == "quantity"
+    assert divergent_options(fees, "How much is the fee?", kind="quantity") == ["Laboratory fee", "Registration fee"]
+    assert divergent_options(fees[:1] + [(PASSAGES[1], "It is EUR 85, as for labs.")], "How much?", kind="quantity") == []  # both 85
+    for other in ("What is the fee, and when is it due?", "Who scored most?", "How do I apply?", "Can I skip the meal plan, and how much is the rent?"):
+        assert answer_type(other) is None, other  # asks for something else, or for two kinds of thing
+    assert typed_answer("On 1 May, and in the autumn.", "time") == "1 autumn may" and typed_answer("two halls", "quantity") == "two"
+
+
+@pytest.mark.parametrize(("typed", "route"), [(True, "answer"), (False, "clarify")])
+def test_typed_divergence_is_a_switch(schema_lm, typed, route):
+    same = {"fees-lab": "EUR 85", "fees-registration": "85 euros, the lab rate"}  # one amount in two wordings
+    script = scripted(passage_answers=lambda text: {"passage_answers": [{"passage_id": p, "answer": a} for p, a in same.items() if f"[{p}]" in text]})
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_answered=false",
+                    f"askfirst.typed_divergence={str(typed).lower()}", script=script)
+    assert reply.route == route and reply.extras["ambiguity"]["divergence"].get("answer_type") == ("quantity" if typed else None)
 
 
 def test_untitled_documents_are_offered_by_their_opening_words_not_their_ids():

@@ -70,6 +70,10 @@ class AskfirstConfig(ConfigSection):
                                      "a how-to ('How do I …') or a yes/no question ('Can I …'), whose passages answer in explanations "
                                      "that differ in wording whatever the reading (no LM call for those). On 40 MTRAG-UN training-half "
                                      "tasks divergence asked about 4 ANSWERABLE tasks and no other; 3 were such questions.")
+    typed_divergence: bool = Field(True, description="Compare the per-passage answers to a question for a time ('By when …') or a "
+                                   "quantity ('How much …') by the times or numbers they name, leaving out one that names none: on the "
+                                   "demo's 'By when do I have to apply for one of them?' two housing pages said '30 June' in different "
+                                   "words and two other pages answered other questions, and divergence asked which page was meant.")
     divergence_passages: int = Field(4, ge=2, le=8, description="Documents the evidence assessment reads (the evidence, then the next passages "
                                      "of the ranking from other documents), each answering the question on its own: the input of divergence.")
     key_terms: int = Field(2, ge=0, le=10, description="The key-term check (MAF-RAG's KeyMatch as a check): a question with at least this "

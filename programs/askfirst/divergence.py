@@ -56,7 +56,28 @@ def repeated_example(question: str, instruction: str, passages: list[Passage], s
     return words if len(words) >= min_words else []
 
 
-def divergent_options(candidates: list[tuple[Passage, str]], question: str = "", *, conversation: str = "") -> list[str]:
+_MONTHS = "january february march april may june july august september october november december".split()
+# "May" only as written with a capital: "students may take …" names no month. "fall" is left out for "prices fall".
+_TIME_WORDS = frozenset(_MONTHS + [m[:3] for m in _MONTHS] + "sept monday tuesday wednesday thursday friday saturday sunday "
+                        "spring summer autumn winter".split()) - {"may"}
+_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+                          "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
+                          "million billion".split())
+_TOKEN = re.compile(r"\d[\d,.]*\d|\d|[A-Za-z]+")
+
+
+def typed_answer(answer: str, kind: str) -> str:
+    """The times (``kind`` "time": numbers in digits, months, weekdays, seasons) or numbers ("quantity", in digits or
+    words) that ``answer`` names, as one comparable string; empty when it names none, so it is no answer of that kind
+    ("Students may take at most one elective …" names no time)."""
+    words = _TIME_WORDS if kind == "time" else _NUMBER_WORDS
+    found = {t.replace(",", "").lower() for t in _TOKEN.findall(answer)
+             if t[0].isdigit() or t.lower() in words or (kind == "time" and t == "May")}
+    return " ".join(sorted(found))
+
+
+def divergent_options(candidates: list[tuple[Passage, str]], question: str = "", *, conversation: str = "",
+                      kind: str | None = None) -> list[str]:
     """The titles of the documents behind two or more different candidate answers (empty when they agree).
 
     A candidate of "none", or one that only repeats the question's own words ("CS 201" asked of CS 310's page when
@@ -68,13 +89,17 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "",
     the deadline?"), whichever title has it. (Titles only: the words of the documents' texts named readings away
     on the demo; "undergraduate" is in the bursary's text.) With ``conversation`` (the earlier turns), a document the
     conversation names that way has been picked as well: "How long does the essay have to be?" after a turn about the
-    Women in Computing Award is about that award's essay.
+    Women in Computing Award is about that award's essay. With ``kind`` (``question_form.answer_type``: "time" or
+    "quantity"), answers are compared by the times or numbers they name (:func:`typed_answer`), and one naming none
+    takes no part.
     """
     asked_text = f" {normalize_answer(question)} "
     first_doc: dict[str, Passage] = {}
     for passage, answer in candidates:
         norm = normalize_answer(answer)
         if not norm or norm == "none" or (question and f" {norm} " in asked_text):
+            continue
+        if kind and not (norm := typed_answer(answer, kind)):
             continue
         if norm not in first_doc and passage.doc_id not in {p.doc_id for p in first_doc.values()}:
             first_doc[norm] = passage

@@ -13,7 +13,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, clarifying_que
                                                    repeated_example, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
-from askfirst.programs.askfirst.question_form import question_form
+from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents)
@@ -359,8 +359,11 @@ class AskFirstProgram(dspy.Module):
                 record["divergence"] = {"diverges": False, "named": named[1], "named_in": named[0]}
             else:
                 state["candidates"] = self._candidates(query, state["evidence"])
-                options = divergent_options(state["candidates"], query, conversation=conversation)
+                kind = answer_type(query) if self.config.typed_divergence else None
+                options = divergent_options(state["candidates"], query, conversation=conversation, kind=kind)
                 record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
+                if kind:
+                    record["divergence"]["answer_type"] = kind
             record["options"] = options
             signals.append(bool(options))
         if not signals:

@@ -56,3 +56,28 @@ def question_form(question: str) -> str:
             return "fact"
         forms.append(clauses[0])
     return forms[0] if forms else "fact"
+
+
+# A clause that opens with one of these asks for a time or a quantity ("By when …", "In what year …", "How many …").
+_TIME = re.compile(r"(?:(?:by|since|until|till|from|in|on|at)\s+)?(?:when|what\s+(?:date|year|day|month|time))\b")
+_QUANTITY = re.compile(r"how\s+(?:much|many)\b")
+
+
+def answer_type(question: str) -> str | None:
+    """``time`` or ``quantity`` when every clause of ``question`` that opens with a question word asks for that kind of
+    answer (as :func:`question_form` cuts them), else ``None``. Divergence then compares the times or numbers the
+    passages give, not their wording: "By when do I have to apply?" got "The 30 June deadline is the time by which …"
+    from one housing page and "… through the Housing Portal by 30 June." from another, which agree."""
+    kinds = set()
+    for sentence in _SENTENCE.findall(question.lower()):
+        for clause in sentence.split(","):
+            words = " ".join(w for w in _WORD.findall(clause))
+            while words.split(" ", 1)[0] in _CONJUNCTIONS and " " in words:
+                words = words.split(" ", 1)[1]
+            if _TIME.match(words):
+                kinds.add("time")
+            elif _QUANTITY.match(words):
+                kinds.add("quantity")
+            elif _clause_form(clause) is not None:
+                kinds.add(None)  # a clause asking for something else
+    return kinds.pop() if len(kinds) == 1 else None
