@@ -71,7 +71,7 @@ def answer_type(question: str) -> str | None:
     kinds = set()
     for sentence in _SENTENCE.findall(question.lower()):
         for clause in sentence.split(","):
-            words = " ".join(w for w in _WORD.findall(clause))
+            words = " ".join(_WORD.findall(clause))
             while words.split(" ", 1)[0] in _CONJUNCTIONS and " " in words:
                 words = words.split(" ", 1)[1]
             if _TIME.match(words):
