@@ -3,7 +3,7 @@
 Most of MTRAG-UN's UNDERSPECIFIED tasks refer to one thing by its kind - "the loan", "the animal", "this state
 library" - with no earlier turn saying which. The cue: a definite determiner (the, this, that, these, those) before a
 lower-case word (a proper noun names its thing) whose stem no earlier turn has. The offline 1.5B could not tell these
-apart itself (the LM check ``askfirst.referent_check``: AUC 0.47 on the training half), and the cue alone also marks
+apart itself (the LM check ``askfirst.referent_check``: AUC 0.48 on the training half), and the cue alone also marks
 one ANSWERABLE follow-up in ten ("the toolchain"), so the program uses it only to choose between "I don't know" and a
 clarifying question once it has found no answer (``askfirst.referent_cue``). ``bench/unnamed_referent_cue.py``
 measures it per class on each half of MTRAG-UN dev.
