@@ -20,11 +20,17 @@ _SENTENCE = re.compile(r"[^.?!]+[.?!]*")
 _WORD = re.compile(r"[a-z']+")
 
 
+def _clause_words(clause: str) -> list[str]:
+    """The clause's words, lower-cased, past any leading "and" / "or" / "but" (", and how much is the rent?")."""
+    words = _WORD.findall(clause.lower())
+    while words and words[0] in _CONJUNCTIONS:
+        words = words[1:]
+    return words
+
+
 def _clause_form(clause: str) -> str | None:
     """``fact``, ``why``, ``how-to`` or ``yes/no`` from the clause's first words, or ``None`` when they say nothing."""
-    words = _WORD.findall(clause.lower())
-    while words and words[0] in _CONJUNCTIONS:  # ", and how much is the rent?"
-        words = words[1:]
+    words = _clause_words(clause)
     if not words:
         return None
     first, second = words[0], words[1] if len(words) > 1 else ""
@@ -71,9 +77,7 @@ def answer_type(question: str) -> str | None:
     kinds = set()
     for sentence in _SENTENCE.findall(question.lower()):
         for clause in sentence.split(","):
-            words = " ".join(_WORD.findall(clause))
-            while words.split(" ", 1)[0] in _CONJUNCTIONS and " " in words:
-                words = words.split(" ", 1)[1]
+            words = " ".join(_clause_words(clause))
             if _TIME.match(words):
                 kinds.add("time")
             elif _QUANTITY.match(words):
