@@ -72,13 +72,17 @@ class ValueScorer:
         self.llama.n_tokens = length - 1
         self.llama.eval([token])
 
-    def _token_bytes(self) -> list[bytes]:
-        """Every token's bytes, read once per model (half a second for Qwen's 152k)."""
-        cached = getattr(self.llama, "_askfirst_token_bytes", None)
+    def _tokens_by_first_byte(self) -> dict[bytes, list[tuple[int, bytes]]]:
+        """Every token's id and bytes, grouped by its first byte; read once per model (half a second for Qwen's 152k),
+        so a value's next tokens are looked up among those starting as it does, not the whole vocabulary each time."""
+        cached = getattr(self.llama, "_askfirst_tokens_by_first_byte", None)
         if cached is None:
-            cached = [self.llama.detokenize([t]) for t in range(self._vocab)]
+            cached = {}
+            for t in range(self._vocab):
+                if text := self.llama.detokenize([t]):
+                    cached.setdefault(text[:1], []).append((t, text))
             try:
-                self.llama._askfirst_token_bytes = cached
+                self.llama._askfirst_tokens_by_first_byte = cached
             except AttributeError:  # a model object that takes no new attributes reads them again next time
                 pass
         return cached
@@ -88,25 +92,24 @@ class ValueScorer:
         ``token``), where ``remaining[value]`` is what is left to write of it, its closing quote included."""
         self._rewind(length, token)
         logp = log_softmax(self._last_logits())
-        heads = {r[:1] for r in remaining.values()}
-        allowed: dict[int, list[str]] = {}
-        for t, text in enumerate(self._token_bytes()):
-            if text and text[:1] in heads:
+        by_first_byte = self._tokens_by_first_byte()
+        allowed: dict[int, tuple[bytes, list[str]]] = {}
+        for head in {r[:1] for r in remaining.values()}:
+            for t, text in by_first_byte.get(head, ()):
                 values = [v for v, r in remaining.items() if r.startswith(text) or (text.startswith(r) and _closes(text[len(r):]))]
                 if values:
-                    allowed[t] = values
+                    allowed[t] = (text, values)
         if not allowed:
             return {v: 1.0 / len(remaining) for v in remaining}
         top = max(logp[t] for t in allowed)
         weights = {t: math.exp(logp[t] - top) for t in allowed}
         total = sum(weights.values())
         mass = dict.fromkeys(remaining, 0.0)
-        for t, values in allowed.items():
+        for t, (text, values) in allowed.items():
             share = weights[t] / total
             if len(values) == 1:
                 mass[values[0]] += share
             elif depth > 0 and share > 1e-6:
-                text = self._token_bytes()[t]
                 deeper = self._mass(length + 1, t, {v: remaining[v][len(text):] for v in values}, depth - 1)
                 for v, m in deeper.items():
                     mass[v] += share * m
