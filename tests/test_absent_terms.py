@@ -76,10 +76,10 @@ def test_a_question_with_one_part_the_collection_never_mentions_is_partial(schem
     # Asked about as a whole, its uncovered words are missing from every passage too; the collection check reads the
     # user's parts first, and the key-term check exempts the PARTIAL it gives (the demo's p01 was "I don't know").
     whole = scripted(asked_about=assessment("ANSWERABLE", asked_about=HALF_ABOUT_FEES))
-    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", script=whole, retriever=LexicalRetriever())
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.key_terms=2", script=whole, retriever=LexicalRetriever())
     assert reply.route == "partial" and reply.absent_terms["overruled"] == "ANSWERABLE"
     assert reply.key_terms["missing"] == ["lab", "university", "sell", "used", "textbooks"] and reply.key_terms["overruled"] is None
-    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.absent_terms=0", script=whole,
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.absent_terms=0", "askfirst.key_terms=2", script=whole,
                     retriever=LexicalRetriever())
     assert reply.route == "idk" and reply.key_terms["overruled"] == "ANSWERABLE"  # the key-term check alone
     # The words are in the collection, though not in the passages retrieved: the assessment's label stands.

@@ -431,10 +431,10 @@ def test_asked_about_words_from_an_earlier_turn_count_only_when_configured(schem
              {"role": "user", "content": "How much is the fee?"}]
     earlier = scripted(standalone_question={"standalone_question": "How much is the fee?"},
                        asked_about=assessment("ANSWERABLE", asked_about="parking permit fee"))
-    reply, *_ = run(schema_lm, turns, "askfirst.escalation=false", "askfirst.referent_cue=false", script=earlier)
+    reply, *_ = run(schema_lm, turns, "askfirst.escalation=false", "askfirst.referent_cue=false", "askfirst.key_terms=2", script=earlier)
     assert reply.route == "idk" and reply.key_terms["missing"] == ["parking", "permit"] and reply.key_terms["overruled"] == "ANSWERABLE"
-    reply, *_ = run(schema_lm, turns, "askfirst.escalation=false", "askfirst.referent_cue=false", "askfirst.key_terms_in_turn=true",
-                    script=earlier)
+    reply, *_ = run(schema_lm, turns, "askfirst.escalation=false", "askfirst.referent_cue=false", "askfirst.key_terms=2",
+                    "askfirst.key_terms_in_turn=true", script=earlier)
     assert reply.key_terms["missing"] == [] and reply.key_terms["not_in_turn"] == ["parking", "permit"]
     assert reply.key_terms["overruled"] is None and reply.route == "clarify"  # the fee's readings are asked about
 
@@ -442,16 +442,17 @@ def test_asked_about_words_from_an_earlier_turn_count_only_when_configured(schem
 def test_a_question_about_something_no_passage_mentions_is_unanswerable(schema_lm):
     """The 1.5B assessment took fee passages to answer a parking-permit question; the asked-about words decide."""
     parking = scripted(asked_about=assessment("UNDERSPECIFIED", asked_about="parking permit"))
-    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=parking)
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=2", script=parking)
     assert reply.route == "idk" and reply.label == "UNANSWERABLE"
     assert reply.key_terms == {"asked_about": "parking permit", "echo": False, "missing": ["parking", "permit"], "not_in_turn": [],
                                "overruled": "UNDERSPECIFIED"}
-    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=0", script=parking)
-    assert reply.route == "clarify"  # without the check the readings are asked about
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=parking)
+    assert reply.route == "clarify" and reply.key_terms["missing"] == []  # off by default: the readings are asked about
     reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=3", script=parking)
     assert reply.route == "clarify" and reply.key_terms["overruled"] is None  # two missing words are not enough for three
     partial = scripted(asked_about=assessment("PARTIAL", asked_about="lab fee and used textbooks"))
-    reply, *_ = run(schema_lm, "What is the lab fee, and are used textbooks sold?", "askfirst.escalation=false", script=partial)
+    reply, *_ = run(schema_lm, "What is the lab fee, and are used textbooks sold?", "askfirst.escalation=false", "askfirst.key_terms=2",
+                    script=partial)
     assert reply.route == "partial" and reply.key_terms["missing"] == ["lab", "used", "textbooks"]  # a missing part is expected
 
 
@@ -525,11 +526,12 @@ def test_a_document_an_earlier_turn_named_is_the_reading_a_follow_up_means(schem
 def test_an_asked_about_repeating_its_field_description_is_not_checked(schema_lm):
     """The 1.5B wrote the field's description as what an MTRAG-UN question asks about; its words are in no passage."""
     echo = scripted(asked_about=assessment("ANSWERABLE", asked_about="What the question asks about, in its own words, a few words"))
-    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", script=echo)
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", "askfirst.key_terms=2", script=echo)
     assert reply.route == "answer" and reply.key_terms["echo"] is True and reply.key_terms["missing"] == []
     named = scripted(asked_about=assessment("ANSWERABLE", asked_about="question about parking permit"))
     # (with no first-turn cue, which would ask which laboratory fee is meant rather than say "I don't know")
-    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_words=0", script=named)
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_words=0", "askfirst.key_terms=2",
+                    script=named)
     assert reply.route == "idk" and reply.key_terms["echo"] is False and reply.key_terms["overruled"] == "ANSWERABLE"
 
 
@@ -543,9 +545,10 @@ def test_a_one_part_question_labelled_partial_is_answered(schema_lm):
     assert reply.route == "partial" and reply.one_part_partial is None  # two parts: one may be unanswered
     # With one_part_key_terms, taken as ANSWERABLE, it no longer has PARTIAL's exemption from the key-term check.
     absent = scripted(asked_about=assessment("PARTIAL", asked_about="parking permit"))
-    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.one_part_key_terms=true", script=absent)
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=2", "askfirst.one_part_key_terms=true",
+                    script=absent)
     assert reply.route == "idk" and reply.one_part_partial == "ANSWERABLE" and reply.key_terms["overruled"] == "ANSWERABLE"
-    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", script=absent)
+    reply, *_ = run(schema_lm, "How much is a parking permit?", "askfirst.escalation=false", "askfirst.key_terms=2", script=absent)
     # Off (the default), the exemption stands: taken as ANSWERABLE, the fee passages' diverging answers are asked about.
     assert reply.route == "clarify" and reply.one_part_partial == "ANSWERABLE" and reply.key_terms["overruled"] is None
 
