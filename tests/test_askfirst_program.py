@@ -382,6 +382,21 @@ def test_a_clarification_offers_only_options_the_passages_have(schema_lm):
     assert reply.route == "clarify" and reply.answer == UNSAID_CHOICE  # no lead on a follow-up: ask for the detail
 
 
+def test_a_clarification_that_lists_an_option_twice_offers_it_once(schema_lm):
+    """The offline 1.5B asked "Do you mean the pet policy, the pet policy, …, or the pet policy?" on MTRAG-UN."""
+    twice = {"clarifying_question": "Do you mean the lab fee, the lab fee or the registration fee?",
+             "options": ["lab fee", "Lab fee", "registration fee"]}
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE, clarifying_question=twice))
+    assert reply.route == "clarify" and reply.options == ["Lab fee", "registration fee"] and reply.ungrounded_options == []
+    assert reply.answer == "Your question could be about several things: Lab fee; registration fee. Which one do you mean?"
+    one = {"clarifying_question": "Do you mean the lab fee, the lab fee or the lab fee?", "options": ["lab fee"] * 3}
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE, clarifying_question=one))
+    assert reply.route == "clarify" and reply.options == ["lab fee"] and reply.answer == UNSAID_CHOICE  # no choice left to offer
+    distinct = {"clarifying_question": "Do you mean the lab fee or the registration fee?", "options": ["lab fee", "registration fee"]}
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=scripted(asked_about=UNANSWERABLE, clarifying_question=distinct))
+    assert reply.answer == distinct["clarifying_question"]  # the responder's own question, when nothing is dropped
+
+
 def test_a_clarification_that_repeats_its_instructions_example_is_rebuilt_from_its_options(schema_lm):
     """The 1.5B took its options from the passages but wrote its instruction's example fares as the question."""
     instruction = 'Ask. (for example: "Do you mean the single fare, the day pass or the monthly pass?")'

@@ -102,8 +102,8 @@ class AskFirstProgram(dspy.Module):
     9. The responders, with citations. A clarification's options of which no more than half the words are in the
        passages or the user's turns (``ungrounded_options``) are dropped, with the question that lists them, and so is a
        question that repeats three or more words of its instruction's example that nothing it was shown has
-       (``repeated_example``): the kept options are offered, or with fewer than two left, the user is asked for a detail
-       that says which.
+       (``repeated_example``) or lists an option twice: the kept options are offered once each, or with fewer than two
+       left, the user is asked for a detail that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
@@ -454,7 +454,9 @@ class AskFirstProgram(dspy.Module):
             kept = list({o.lower(): o for o in options if o not in ungrounded}.values())  # once each
             copied = repeated_example(answer, self.responders.clarify.signature.instructions, passages, f"{said} {' '.join(kept)}")
             state["extras"]["ungrounded_options"], state["extras"]["repeated_example"] = ungrounded, copied
-            if ungrounded or copied:  # the passages do not offer them: the question that lists them is not asked
+            # An option listed twice is no choice: the 1.5B offered "the pet policy" six times (MTRAG-UN training half).
+            repeated = len({o.lower() for o in options}) < len(options)
+            if ungrounded or copied or repeated:  # the passages do not offer them: the question that lists them is not asked
                 options = kept
                 answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
         # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.
