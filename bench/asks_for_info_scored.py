@@ -6,8 +6,9 @@ Each reply is judged once with a two-label verdict (``ASKS`` / ``DOES_NOT_ASK``)
 label's log-probabilities, as the askfirst program measures P(answerable). Two instructions: ``shipped`` is the eval
 judge's (``JudgeAsksForInfo``), ``which`` names what the items of this set are (which person, thing, time or place)
 and the replies that do not ask. Printed: the written verdicts' agreement; the ROC AUC of P(ASKS) against the labels;
-for how many questions the asking reply has the higher P(ASKS) of the two; and the agreement of a threshold on P(ASKS) chosen leaving each question out (its two replies are judged with the
-threshold that does best on the other questions'), so no reply is judged by a threshold fitted to it.
+for how many questions the asking reply has the higher P(ASKS) of the two; and the agreement of a threshold on P(ASKS)
+chosen leaving each question out (its two replies are judged with the threshold that does best on the other
+questions'), so no reply is judged by a threshold fitted to it.
 
     ASKFIRST_DATA_DIR=../shared/data python bench/asks_for_info_scored.py --instruction which
 
@@ -41,6 +42,8 @@ INSTRUCTIONS = {
 
 
 class ScoredAsksForInfo(dspy.Signature):
+    """(The instruction is one of ``INSTRUCTIONS``, set with ``with_instructions``.)"""
+
     question: str = dspy.InputField()
     missing_information: str = dspy.InputField(desc="What a good clarifying question would ask for, one per line")
     reply: str = dspy.InputField()

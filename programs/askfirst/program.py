@@ -456,7 +456,7 @@ class AskFirstProgram(dspy.Module):
             state["extras"]["ungrounded_options"], state["extras"]["repeated_example"] = ungrounded, copied
             # An option listed twice is no choice: the 1.5B offered "the pet policy" six times (MTRAG-UN training half).
             repeated = len({o.lower() for o in options}) < len(options)
-            if ungrounded or copied or repeated:  # the passages do not offer them: the question that lists them is not asked
+            if ungrounded or copied or repeated:  # not the choice the passages offer: the question that lists them is not asked
                 options = kept
                 answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
         # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.
