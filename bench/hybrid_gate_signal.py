@@ -18,7 +18,8 @@ from pathlib import Path
 
 from askfirst.config import load_config
 from askfirst.optimizers.gate_tuning import TOP_COSINE, choose_threshold, gate_table
-from askfirst.programs.mafrag.expansion import key_match, keywords
+from askfirst.programs.base import Resources
+from askfirst.programs.mafrag.expansion import hybrid_score, keywords
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.factory import open_store
 
@@ -26,17 +27,11 @@ HYBRID = dataclasses.replace(TOP_COSINE, name="hybrid", setting="(none)", candid
 
 
 def hybrid_scores(config, queries: list[str], *, k: int) -> list[float]:
-    """The best 0.7 * cosine + 0.3 * KeyMatch of each query over its dense top ``k`` (the ``mafrag`` section's weights)."""
-    store, embedder = open_store(config), get_embedder(config.retriever.embedding_model)
+    """The best S_hybrid of each query over its dense top ``k`` (the ``mafrag`` section's weights), as EVR scores them."""
+    resources = Resources(retriever=None, store=open_store(config), embedder=get_embedder(config.retriever.embedding_model))
     weights = config.mafrag
-    scores = []
-    for query, vector in zip(queries, embedder.embed(queries), strict=True):
-        hits = store.dense_search(vector, k)
-        passages = store.get_passages([pid for pid, _ in hits])
-        terms = keywords(query)
-        scores.append(max((weights.cosine_weight * cos + weights.keymatch_weight * key_match(terms, passages[pid])
-                           for pid, cos in hits if pid in passages), default=0.0))
-    return scores
+    return [max((hybrid_score(keywords(query), passage, cosine, cosine_weight=weights.cosine_weight, keymatch_weight=weights.keymatch_weight)
+                 for passage, cosine in resources.dense(query, k)), default=0.0) for query in queries]
 
 
 def main() -> None:

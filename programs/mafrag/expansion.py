@@ -33,6 +33,12 @@ def key_match(query_keywords: list[str], passage: Passage) -> float:
     return sum(k in words for k in query_keywords) / len(query_keywords)
 
 
+def hybrid_score(terms: list[str], passage: Passage, cosine: float, *, cosine_weight: float, keymatch_weight: float) -> float:
+    """EVR's S_hybrid of a dense hit: ``cosine_weight`` * its cosine + ``keymatch_weight`` * KeyMatch(``terms``, it)
+    (the paper's alpha = 0.7 and 1 - alpha)."""
+    return cosine_weight * cosine + keymatch_weight * key_match(terms, passage)
+
+
 def load_synonyms(path: str | None) -> dict[str, list[str]]:
     """The domain dictionary: a YAML mapping of a term to one expansion or a list of them (keys matched case-insensitively).
 

@@ -13,7 +13,7 @@ from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.programs.common.routes import IDK_MESSAGE
 from askfirst.programs.mafrag.config import MafragConfig
 from askfirst.programs.mafrag.debate import Debate
-from askfirst.programs.mafrag.expansion import expand_with_synonyms, key_match, keywords, load_synonyms
+from askfirst.programs.mafrag.expansion import expand_with_synonyms, hybrid_score, keywords, load_synonyms
 from askfirst.programs.mafrag.fallback import load_fallback
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.mafrag import ExpandQuery
@@ -73,8 +73,8 @@ class MAFRAGProgram(dspy.Module):
         state["expanded_query"] = expanded
         state["queries"].append(expanded)
         terms = keywords(expanded)
-        rescored = sorted(((p, c.cosine_weight * cos + c.keymatch_weight * key_match(terms, p)) for p, cos in self.resources.dense(expanded, c.evr_k)),
-                          key=lambda ps: -ps[1])
+        rescored = sorted(((p, hybrid_score(terms, p, cos, cosine_weight=c.cosine_weight, keymatch_weight=c.keymatch_weight))
+                           for p, cos in self.resources.dense(expanded, c.evr_k)), key=lambda ps: -ps[1])
         kept = [p for p, s in rescored if s > c.evr_keep]
         state["ranking"] = kept + [p for p in state["ranking"] if p not in kept]
         phases["evr"] = rescored[0][1] if kept else 0.0
