@@ -293,3 +293,23 @@ def test_a_urasys_session_reports_its_index_update(monkeypatch, tmp_path):
         assert result.report.chunks == 2 and result.report.processed == 2 and result.lm_calls == engine.calls > 0
     finally:
         session.close()
+
+
+def test_a_urasys_session_without_faq_or_units_builds_no_augmented_index(monkeypatch, tmp_path):
+    import json
+
+    from askfirst.config import load_config
+    from askfirst.session import open_session
+
+    engine = SchemaFollowingEngine(INDEX_SCRIPT)
+    configure_with(monkeypatch, engine, where="askfirst.session.configure_dspy")
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in DOCS))
+    cfg = load_config(overrides=[f"runs_dir={tmp_path}", f"data.corpus={corpus}", "program.kind=urasys", "urasys.faq_agent=false",
+                                 "urasys.chunk_and_title=false"])
+    session = open_session(cfg)
+    try:
+        assert session.augment_result is None and engine.calls == 0  # the document agent reads the plain index
+        assert len(session.retriever) == len(DOCS)
+    finally:
+        session.close()

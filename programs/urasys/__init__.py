@@ -11,8 +11,12 @@ def _build(config, resources, registry):
 
 
 def _prepare_index(config, store, *, docs=None, progress=None):
-    from askfirst.programs.urasys.index import augment_index
+    from askfirst.programs.urasys.index import augment_index, needs_augmented_index
 
+    # Without the FAQ agent and the chunk-and-title units the agents read only the plain index: building the FAQ
+    # collection anyway would cost m + k*m LM calls a chunk (hours over MTRAG-UN's 4,361 passages) for nothing.
+    if not needs_augmented_index(config.urasys):
+        return None
     return augment_index(config, store, docs=docs, progress=progress)
 
 

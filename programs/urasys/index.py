@@ -27,6 +27,11 @@ def augmented_collection(config: AskFirstConfig, part: str) -> str:
     return f"{collection_name(config)}_{part}"
 
 
+def needs_augmented_index(urasys) -> bool:
+    """Whether a configured agent searches a collection of the two-phase index (the FAQ entries or the units)."""
+    return urasys.faq_agent or (urasys.document_agent and urasys.chunk_and_title)
+
+
 def augmented_search(config: AskFirstConfig, store, part: str):
     """``search(query, k) -> list[Passage]`` over the corpus's URASys units (``UNITS``) or FAQ entries (``FAQ``).
 
