@@ -40,12 +40,18 @@ def read_labels(path: Path) -> list[dict]:
     return rows
 
 
-def judge_all(config, labels: list[dict]) -> list[dict]:
-    """Each label with the judge's ``verdict`` (True, False, or None when the judge's reply did not parse)."""
+def labelled_questions(config, labels: list[dict]) -> dict:
+    """The configured questions by id; every labelled reply's question must be among them."""
     questions = {e.id: e for e in load_questions(config.data.questions, data_dir=config.data.shared_data_dir)}
     missing = sorted({row["id"] for row in labels} - set(questions))
     if missing:
         raise SystemExit(f"{config.data.questions} has no question {missing[0]} (and {len(missing) - 1} more)")
+    return questions
+
+
+def judge_all(config, labels: list[dict]) -> list[dict]:
+    """Each label with the judge's ``verdict`` (True, False, or None when the judge's reply did not parse)."""
+    questions = labelled_questions(config, labels)
     configure_dspy(config)
     judges = build_ambiguity_judges(config)
     out = []

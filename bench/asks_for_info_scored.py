@@ -23,9 +23,8 @@ from typing import Literal
 
 import dspy
 
-from asks_for_info_judge import HERE, read_labels
+from asks_for_info_judge import HERE, labelled_questions, read_labels
 from askfirst.config import load_config
-from askfirst.datasets.questions import load_questions
 from askfirst.evaluation.stats import proportion_ci
 from askfirst.lm.factory import configure_dspy
 from askfirst.programs.common.answerability import label_distribution, label_scoring_config
@@ -52,7 +51,7 @@ class ScoredAsksForInfo(dspy.Signature):
 
 def judged(config, labels: list[dict], instruction: str) -> list[dict]:
     """Each label with the written ``verdict`` and ``p_asks`` from the verdict's log-probabilities."""
-    questions = {e.id: e for e in load_questions(config.data.questions, data_dir=config.data.shared_data_dir)}
+    questions = labelled_questions(config, labels)
     configure_dspy(config)
     judge = dspy.Predict(ScoredAsksForInfo.with_instructions(INSTRUCTIONS[instruction]))
     scoring = label_scoring_config(judge, enabled=True)
