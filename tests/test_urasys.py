@@ -275,7 +275,8 @@ def test_index_augment_command_builds_both_collections_and_resumes(monkeypatch, 
     assert "0 through the LM, 2 from the ledger" in out.out and engine.calls == calls and "0 units and 0 FAQ entries embedded" in out.out
 
 
-def test_a_urasys_session_reports_its_index_update(monkeypatch, tmp_path):
+def open_urasys_session(monkeypatch, tmp_path, *overrides):
+    """A session of the URASys program over ``DOCS``, its LM following ``INDEX_SCRIPT``; with the engine."""
     import json
 
     from askfirst.config import load_config
@@ -285,9 +286,12 @@ def test_a_urasys_session_reports_its_index_update(monkeypatch, tmp_path):
     configure_with(monkeypatch, engine, where="askfirst.session.configure_dspy")
     corpus = tmp_path / "docs.jsonl"
     corpus.write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in DOCS))
-    cfg = load_config(overrides=[f"runs_dir={tmp_path}", f"data.corpus={corpus}", "program.kind=urasys", "urasys.faqs_per_chunk=1",
-                                 "urasys.paraphrases=2"])
-    session = open_session(cfg)
+    cfg = load_config(overrides=[f"runs_dir={tmp_path}", f"data.corpus={corpus}", "program.kind=urasys", *overrides])
+    return open_session(cfg), engine
+
+
+def test_a_urasys_session_reports_its_index_update(monkeypatch, tmp_path):
+    session, engine = open_urasys_session(monkeypatch, tmp_path, "urasys.faqs_per_chunk=1", "urasys.paraphrases=2")
     try:
         result = session.augment_result
         assert result.report.chunks == 2 and result.report.processed == 2 and result.lm_calls == engine.calls > 0
@@ -296,18 +300,7 @@ def test_a_urasys_session_reports_its_index_update(monkeypatch, tmp_path):
 
 
 def test_a_urasys_session_without_faq_or_units_builds_no_augmented_index(monkeypatch, tmp_path):
-    import json
-
-    from askfirst.config import load_config
-    from askfirst.session import open_session
-
-    engine = SchemaFollowingEngine(INDEX_SCRIPT)
-    configure_with(monkeypatch, engine, where="askfirst.session.configure_dspy")
-    corpus = tmp_path / "docs.jsonl"
-    corpus.write_text("".join(json.dumps({"_id": d.doc_id, "title": d.title, "text": d.text}) + "\n" for d in DOCS))
-    cfg = load_config(overrides=[f"runs_dir={tmp_path}", f"data.corpus={corpus}", "program.kind=urasys", "urasys.faq_agent=false",
-                                 "urasys.chunk_and_title=false"])
-    session = open_session(cfg)
+    session, engine = open_urasys_session(monkeypatch, tmp_path, "urasys.faq_agent=false", "urasys.chunk_and_title=false")
     try:
         assert session.augment_result is None and engine.calls == 0  # the document agent reads the plain index
         assert len(session.retriever) == len(DOCS)
