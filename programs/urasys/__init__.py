@@ -11,11 +11,11 @@ def _build(config, resources, registry):
 
 
 def _prepare_index(config, store, *, docs=None, progress=None):
-    from askfirst.programs.urasys.index import augment_index, needs_augmented_index
+    from askfirst.programs.urasys.index import augment_index, augmented_parts
 
     # Without the FAQ agent and the chunk-and-title units the agents read only the plain index: building both
     # collections anyway would cost about m + 3 LM calls a chunk (days over MTRAG-UN's 4,361 passages) for nothing.
-    if not needs_augmented_index(config.urasys):
+    if not augmented_parts(config.urasys):
         return None
     return augment_index(config, store, docs=docs, progress=progress)
 

@@ -27,9 +27,13 @@ def augmented_collection(config: AskFirstConfig, part: str) -> str:
     return f"{collection_name(config)}_{part}"
 
 
-def needs_augmented_index(urasys) -> bool:
-    """Whether a configured agent searches a collection of the two-phase index (the FAQ entries or the units)."""
-    return urasys.faq_agent or (urasys.document_agent and urasys.chunk_and_title)
+def augmented_parts(urasys) -> set[str]:
+    """The collections of the two-phase index the configured agents search: ``FAQ`` (the FAQ agent) and ``UNITS`` (the
+    document agent over chunk-and-title units; without them it searches the plain index)."""
+    parts = {FAQ} if urasys.faq_agent else set()
+    if urasys.document_agent and urasys.chunk_and_title:
+        parts.add(UNITS)
+    return parts
 
 
 def augmented_search(config: AskFirstConfig, store, part: str):

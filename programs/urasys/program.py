@@ -155,13 +155,13 @@ def build_urasys(config, resources: Resources) -> URASysProgram:
     Raises:
         DataError: A collection the configured agents need is empty (the index was not built).
     """
-    from askfirst.programs.urasys.index import FAQ, UNITS, augmented_search
+    from askfirst.programs.urasys.index import FAQ, UNITS, augmented_parts, augmented_search
 
     store = resources.store
     if store is None:
         raise ValueError("the URASys program needs the corpus's store, to open its FAQ and unit collections")
 
-    u = config.urasys
-    documents = augmented_search(config, store, UNITS) if u.chunk_and_title else (lambda query, k: resources.search([query], k))
-    return URASysProgram(faq_search=augmented_search(config, store, FAQ) if u.faq_agent else None, document_search=documents if u.document_agent else None,
+    u, parts = config.urasys, augmented_parts(config.urasys)  # the collections prepare_index built for these agents
+    documents = augmented_search(config, store, UNITS) if UNITS in parts else (lambda query, k: resources.search([query], k))
+    return URASysProgram(faq_search=augmented_search(config, store, FAQ) if FAQ in parts else None, document_search=documents if u.document_agent else None,
                          config=u, program=config.program, retries=config.lm.parse_retries)
