@@ -171,6 +171,7 @@ class ProgramSpec:
             when it is set; every other predictor runs on ``lm``.
         prepare_index: ``prepare_index(config, store, docs, progress)``: build what the program needs beyond the
             plain index (URASys's units and FAQ collection); returns a report or ``None``.
+        index_switch: The ``--set`` under which ``prepare_index`` has something to build, named when it returns ``None``.
     """
 
     name: str
@@ -180,6 +181,7 @@ class ProgramSpec:
     config_model: type[BaseModel] | None = None
     lm_roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     prepare_index: Callable[..., Any] | None = None
+    index_switch: str = ""
 
     def config_of(self, config: AskFirstConfig):
         """This program's own config section of ``config``."""

@@ -62,9 +62,8 @@ def index(
         open_retriever(cfg, store, say=console.print)  # builds the lexical index now (bm25s), not on the next command's open
         if augment:
             built = spec.prepare_index(cfg, store, docs=docs, progress=augment_progress)
-            turn_on = {"askfirst": "--set askfirst.faq=true", "urasys": "--set urasys.faq_agent=true"}.get(spec.name)
-            console.print(augment_summary(built) if built is not None else
-                          f"program {spec.name!r} needs nothing beyond the plain index with this config" + (f" ({turn_on})" if turn_on else ""))
+            console.print(augment_summary(built) if built is not None else f"program {spec.name!r} needs nothing beyond the plain index "
+                          "with this config" + (f" (--set {spec.index_switch})" if spec.index_switch else ""))
     finally:
         store.close()
 

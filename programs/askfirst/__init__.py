@@ -38,5 +38,5 @@ SPEC = ProgramSpec(
     name="askfirst", build=_build, section="askfirst", config_model=AskfirstConfig, prepare_index=_prepare_index,
     description="askfirst: standalone question, complexity router, notes loop, URASys FAQ fusion, evidence assessment (per-passage answers, key terms), "
                 "asking first on divergence or the detector, escalation, MAF-RAG's debate, responders",
-    lm_roles={"retrieval_lm": ("rewrite", "retrieval.", "reranker.", "expand")},
+    lm_roles={"retrieval_lm": ("rewrite", "retrieval.", "reranker.", "expand")}, index_switch="askfirst.faq=true",
 )

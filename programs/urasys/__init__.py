@@ -23,5 +23,5 @@ def _prepare_index(config, store, *, docs=None, progress=None):
 SPEC = ProgramSpec(
     name="urasys", build=_build, section="urasys", config_model=UrasysConfig, prepare_index=_prepare_index,
     description="URASys: chunk-and-title units and an FAQ collection, FAQ + document agents, a manager that answers, asks or refines",
-    lm_roles={"retrieval_lm": ("decompose", "faq_agent.", "document_agent.")},
+    lm_roles={"retrieval_lm": ("decompose", "faq_agent.", "document_agent.")}, index_switch="urasys.faq_agent=true",
 )
