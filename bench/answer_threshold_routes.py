@@ -22,6 +22,7 @@ from pathlib import Path
 
 from scipy.stats import mannwhitneyu
 
+from askfirst.evaluation.runner import read_finished
 from askfirst.programs.common.answerability import route_for
 
 ROUTES = ("answer", "idk", "clarify", "partial")
@@ -29,7 +30,7 @@ ROUTES = ("answer", "idk", "clarify", "partial")
 
 def read_run(run: Path) -> list[dict]:
     """Each scored record's expected route, route, label, confidence and P(answerable)."""
-    predictions = {p["id"]: p for p in map(json.loads, (run / "predictions.jsonl").read_text().splitlines())}
+    predictions = read_finished(run / "predictions.jsonl")
     rows = []
     for score in map(json.loads, (run / "scores.jsonl").read_text().splitlines()):
         record = predictions[score["id"]]
