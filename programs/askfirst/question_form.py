@@ -20,6 +20,11 @@ _SENTENCE = re.compile(r"[^.?!]+[.?!]*")
 _WORD = re.compile(r"[a-z']+")
 
 
+def _sentences(question: str) -> list[list[str]]:
+    """``question``'s sentences, each cut into its clauses at the commas."""
+    return [sentence.strip().split(",") for sentence in _SENTENCE.findall(question) if sentence.strip()]
+
+
 def _clause_words(clause: str) -> list[str]:
     """The clause's words, lower-cased, past any leading "and" / "or" / "but" (", and how much is the rent?")."""
     words = _WORD.findall(clause.lower())
@@ -54,10 +59,10 @@ def question_form(question: str) -> str:
     can I file online?" is a yes/no question, while "In 2015, who scored most?" and "Can I skip the meal plan, and how
     much is the rent?" ask for a fact; so do a fragment and an imperative ("the lab fee?", "Tell me about the fees.").
     """
-    sentences = [s.strip() for s in _SENTENCE.findall(question) if s.strip()]
+    sentences = _sentences(question)
     forms = []
-    for sentence in [s for s in sentences if s.endswith("?")] or sentences:
-        clauses = [f for clause in sentence.split(",") if (f := _clause_form(clause)) is not None]
+    for sentence in [s for s in sentences if s[-1].endswith("?")] or sentences:
+        clauses = [f for clause in sentence if (f := _clause_form(clause)) is not None]
         if not clauses or "fact" in clauses:
             return "fact"
         forms.append(clauses[0])
@@ -75,8 +80,8 @@ def answer_type(question: str) -> str | None:
     passages give, not their wording: "By when do I have to apply?" got "The 30 June deadline is the time by which …"
     from one housing page and "… through the Housing Portal by 30 June." from another, which agree."""
     kinds = set()
-    for sentence in _SENTENCE.findall(question.lower()):
-        for clause in sentence.split(","):
+    for sentence in _sentences(question):
+        for clause in sentence:
             words = " ".join(_clause_words(clause))
             if _TIME.match(words):
                 kinds.add("time")
