@@ -1,5 +1,6 @@
 """The askfirst program's dangling-reference check (``askfirst.dangling_reference``) and first-turn referent cue
-(``askfirst.first_turn_cue_words``), counted per answerability class on questions asked with no earlier turn (no LM).
+(``askfirst.first_turn_cue_words``), counted per answerability class on questions asked with no earlier turn (no LM);
+with ``--follow-ups``, the follow-up check (``askfirst.dangling_follow_up``) on the follow-ups.
 
 The check (``askfirst.programs.askfirst.unnamed_referent.dangling_references``): a first question with a third-person
 pronoun that nothing before it could stand for, or a demonstrative ("this state library"), is asked about before the
@@ -12,6 +13,11 @@ With ``--cue N`` it counts the first-turn referent cue instead (``bare_referents
 with no name, no number and one "the X" among at most N content words ("When did the investigation begin?"). The
 program consults it only for a question headed for "I don't know", which it then asks about instead, so a marked
 question's route changes only when it was "I don't know".
+
+With ``--follow-ups`` it counts the follow-ups' demonstratives that name a thing no earlier turn has
+(``unseen_demonstratives``: "this tricolor national flag" after turns about Medicare), reading the earlier turns as the
+program does (the newest ``program.history_turns``, each cut as the program cuts it). Like the first-turn check it acts
+before the assessment, so a marked follow-up's route is a clarification and every other one's is unchanged.
 
 Sets: the demo; MTRAG-UN dev's first turns, all of them, on the training half (all tasks) and on the 40-task
 validation half the program's runs use (the first 80 shuffled tasks' other half); URASys's SQuAD2 ambiguous questions
@@ -28,11 +34,13 @@ from collections import Counter, defaultdict
 from askfirst.config import load_config
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import configured_questions
-from askfirst.programs.askfirst.unnamed_referent import bare_referents, dangling_references
+from askfirst.programs.askfirst.unnamed_referent import bare_referents, dangling_references, unseen_demonstratives
+from askfirst.programs.common.conversation import history_text, question_and_history
 
 
-def sets() -> dict[str, list]:
-    """Each measured set's first-turn questions, by name (a set whose data is missing is skipped with a line saying so)."""
+def sets(*, follow_ups: bool = False) -> dict[str, list]:
+    """Each measured set's first-turn questions (with ``follow_ups``, its follow-ups instead), by name (a set whose data is
+    missing is skipped with a line saying so)."""
     mtrag = ["data.questions=mtrag", "data.corpus=mtrag", "data.shuffle=true"]
     specs = {
         "demo": (["data.questions=demo"], "all"),
@@ -50,24 +58,36 @@ def sets() -> dict[str, list]:
         except DataError as exc:  # a set missing from this machine is reported, not fatal
             print(f"skipped {name}: {exc}", file=sys.stderr)
             continue
-        found[name] = [e for e in examples if sum(t["role"] == "user" for t in e.conversation) == 1]
+        found[name] = [e for e in examples if (sum(t["role"] == "user" for t in e.conversation) > 1) == follow_ups]
     return found
+
+
+def unseen_in_follow_up(conversation: list[dict]) -> list[str]:
+    """The follow-up check's words for the conversation's last turn, given the earlier turns the program reads."""
+    program = load_config().program
+    question, history, _ = question_and_history(conversation, max_question_chars=program.max_question_chars,
+                                                history_turns=program.history_turns)
+    return unseen_demonstratives(question, history_text(history))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", type=int, default=3, help="marked questions to print per set and class")
     parser.add_argument("--cue", type=int, default=0, metavar="N", help="count the first-turn referent cue with N words instead")
+    parser.add_argument("--follow-ups", action="store_true", help="count the follow-up check on the follow-ups instead")
     args = parser.parse_args()
-    marks = (lambda q: bare_referents(q, max_words=args.cue)) if args.cue else dangling_references
-    print("| set | first turns | marked, per class |\n|---|---|---|")
+    if args.follow_ups:
+        marks = unseen_in_follow_up
+    else:
+        marks = (lambda c: bare_referents(c[-1]["content"], max_words=args.cue)) if args.cue else (lambda c: dangling_references(c[-1]["content"]))
+    print(f"| set | {'follow-ups' if args.follow_ups else 'first turns'} | marked, per class |\n|---|---|---|")
     shown = []
-    for name, examples in sets().items():
+    for name, examples in sets(follow_ups=args.follow_ups).items():
         hits, total, marked = Counter(), Counter(), defaultdict(list)
         for example in examples:
             label = example.get("answerability") or "?"
             total[label] += 1
-            words = marks(example.conversation[-1]["content"])
+            words = marks(example.conversation)
             if words:
                 hits[label] += 1
                 marked[label].append(f"{example.id}: {words} in {example.conversation[-1]['content']!r}")

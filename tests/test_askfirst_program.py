@@ -13,7 +13,7 @@ from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, referent_question,
-                                                          unnamed_referents)
+                                                          unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import PASSAGES, ListRetriever
@@ -585,9 +585,41 @@ def test_a_first_question_pointing_at_something_it_never_names_is_asked_about_be
     follow_up = [{"role": "user", "content": "Is Dr. Okafor still a student?"}, {"role": "assistant", "content": "Yes [fees-lab]."},
                  {"role": "user", "content": "When did he pay the lab fee?"}]
     reply, *_ = run(schema_lm, follow_up, "askfirst.ambiguity=off", script=script)
-    assert reply.route == "answer" and reply.dangling is None  # an earlier turn may say who: the other stages decide
+    assert reply.route == "answer" and reply.dangling == []  # an earlier turn may say who: the other stages decide
     reply, *_ = run(schema_lm, "When did Dr. Okafor pay his lab fee?", "askfirst.ambiguity=off", script=script)
     assert reply.route == "answer" and reply.dangling == []
+
+
+def test_a_follow_up_pointing_at_a_thing_no_earlier_turn_named_is_asked_about_before_the_assessment(schema_lm):
+    """MTRAG-UN's "Tell me about the importance of this tricolor national flag." after turns about Medicare."""
+    assessed = []
+    script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)
+    earlier = [{"role": "user", "content": "How much is the lab fee?"}, {"role": "assistant", "content": "EUR 85 [fees-lab]."}]
+    new_thing = [*earlier, {"role": "user", "content": "Is the lab fee of these evening courses ever refunded?"}]
+    reply, *_ = run(schema_lm, new_thing, script=script)
+    assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.dangling == ["these evening courses"]
+    assert reply.answer.startswith('What do you mean by "these evening courses"?') and not assessed
+    named_before = [*earlier, {"role": "user", "content": "Is this fee refunded?"}]  # "fee" is in the earlier turns
+    reply, *_ = run(schema_lm, named_before, "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.dangling == [] and len(assessed) == 1
+    reply, *_ = run(schema_lm, new_thing, "askfirst.dangling_follow_up=false", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.dangling is None and len(assessed) == 2
+    reply, *_ = run(schema_lm, new_thing, "askfirst.dangling_reference=false", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "clarify" and len(assessed) == 2  # the first-turn switch leaves follow-ups alone
+
+
+def test_unseen_demonstratives_are_a_follow_ups_demonstratives_with_a_word_new_to_the_conversation():
+    earlier = "user: What does Medicare cover?\nassistant: Original Medicare covers hospital stays."
+    assert unseen_demonstratives("Tell me about the importance of this tricolor national flag.", earlier) == ["this tricolor national flag"]
+    assert unseen_demonstratives("Does this Medicare cover dental care?", earlier) == []  # a name, and "cover" said before
+    assert unseen_demonstratives("Does this Medicare plan cover dental care?", earlier) == ["this Medicare plan cover"]  # "plan"
+    assert unseen_demonstratives("Do these hospitals charge more?", earlier) == []  # "hospitals" stems as "hospital" does
+    assert unseen_demonstratives("Which actor played the boy in this TV series?", earlier) == ["this TV series"]  # "series"
+    assert unseen_demonstratives("Does the Medicare of this kind cover dental care?", earlier) == []  # "kind" names nothing
+    assert unseen_demonstratives("Is this different from Medicaid?", earlier) == []  # a lone word after "is": a predicate
+    assert unseen_demonstratives("What does Medicare pay for those visits?", earlier) == ["those visits"]
+    assert unseen_demonstratives("Is this plan different?", "") == []  # no earlier turn: dangling_references' business
+    assert dangling_references("Is this different from Medicaid?") == ["this different"]  # a first question's "this" dangles
 
 
 def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstratives():

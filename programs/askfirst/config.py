@@ -57,7 +57,13 @@ class AskfirstConfig(ConfigSection):
         "pronoun with nothing before it to stand for ('When did he return to work?') or a demonstrative ('this state library'). "
         "Lexical, no LM call, before the collection check and the assessment; the reply asks who or what the words mean ('Who do "
         "you mean by \"he\"?'), then the clarification responder names the readings the evidence holds. A follow-up's pronouns "
-        "point back to earlier turns, so it is left to the other stages.")
+        "point back to earlier turns, so it is left to the other stages (and dangling_follow_up).")
+    dangling_follow_up: bool = Field(
+        True, description="Ask first, as dangling_reference does, when the first lower-case word of a follow-up's demonstrative "
+        "phrase is new to the earlier turns the program reads ('this tricolor national flag' after turns about Medicare): it points at a thing the "
+        "conversation never named. Lexical, no LM call, before the collection check and the assessment. On MTRAG-UN dev's "
+        "training half it marks 4 of 16 UNDERSPECIFIED follow-ups, 1 of 4 PARTIAL and none of 103 ANSWERABLE or UNANSWERABLE "
+        "(bench/dangling_references.py --follow-ups).")
     skip_named: bool = Field(True, description="Skip divergence's per-passage answers call (an LM call) when the question names one "
                              "of the assessed documents by a title word none of the others' titles has: such a question has "
                              "picked its reading, and divergence among documents it names would be discarded anyway. Off: always "

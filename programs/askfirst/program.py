@@ -16,10 +16,10 @@ from askfirst.programs.askfirst.key_terms import content_stems, documents_with, 
 from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
-                                                          referent_question, unnamed_referents)
+                                                          referent_question, unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
-from askfirst.programs.common.conversation import format_passages, question_and_history
+from askfirst.programs.common.conversation import format_passages, history_text, question_and_history
 from askfirst.programs.common.responders import partial_reply
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
@@ -55,7 +55,8 @@ class AskFirstProgram(dspy.Module):
     3. Dangling reference (``dangling_reference``): a question with no earlier turn that points at something it never
        names, by a pronoun with nothing before it to stand for or a demonstrative ("When did he return to work?", "this
        state library"), is asked who or what that is, then given the clarification responder's readings, at once
-       (lexical, no LM call before the responder; ``ask_first`` mode only).
+       (lexical, no LM call before the responder; ``ask_first`` mode only). So is a follow-up whose demonstrative
+       phrase has a word no earlier turn has (``dangling_follow_up``: "this tricolor national flag" after Medicare).
        Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
        content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
@@ -159,9 +160,9 @@ class AskFirstProgram(dspy.Module):
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
         extras["top_cosine"] = self.top_cosine(query)
-        if self.config.dangling_reference and not history and self.config.mode == "ask_first":  # answer_all asks nothing
-            extras["dangling"] = dangling_references(question)
-            if extras["dangling"]:  # "When did he return to work?": no search or assessment can tell who is meant
+        if (self.config.dangling_follow_up if history else self.config.dangling_reference) and self.config.mode == "ask_first":  # answer_all asks nothing
+            extras["dangling"] = unseen_demonstratives(question, history_text(history)) if history else dangling_references(question)
+            if extras["dangling"]:  # "When did he return to work?", "this tricolor flag": no search can tell which is meant
                 state["label"], state["confidence"] = "UNDERSPECIFIED", 1.0
                 # The responder lists readings from the passages; the pronoun it does not name is what is unclear.
                 return self._respond("clarify", question, history, state, lead=dangling_question(extras["dangling"]))
