@@ -16,6 +16,7 @@ from askfirst.programs.askfirst.unnamed_referent import (bare_referents, danglin
                                                           unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
+from askfirst.retrieval.chunking import Passage
 from tests.conftest import PASSAGES, ListRetriever
 from tests.test_label_probability import LabelScoringEngine
 
@@ -402,8 +403,17 @@ def test_a_clarification_that_repeats_its_instructions_example_is_rebuilt_from_i
     instruction = 'Ask. (for example: "Do you mean the single fare, the day pass or the monthly pass?")'
     copied = "Do you mean the single fare, the day pass or the monthly pass?"
     assert repeated_example(copied, instruction, PASSAGES, "") == ["day", "fare", "mean", "monthli", "pass", "singl"]
-    assert repeated_example(copied, instruction, PASSAGES, "single day pass fare") == []  # two left: mean, monthly
+    # With two words left (mean, monthly) the words do not tell, but the example's phrases repeated word for word do.
+    assert repeated_example(copied, instruction, PASSAGES, "single day pass fare", min_pairs=99) == []
+    assert repeated_example(copied, instruction, PASSAGES, "single day pass fare") == [
+        "fare day", "monthli pass", "pass monthli", "singl fare"]
     assert repeated_example("Which fee do you mean?", instruction, PASSAGES, "") == []  # "mean" alone
+    # Passages that have its words but not its phrases: the example's "day pass" and "monthly pass" still give it away.
+    trading = [Passage("etf#1", "etf", "ETFs", "A single ETF trades all day. Funds report monthly. Costs pass to investors.")]
+    funds = "Do you mean the single fund, the day pass or the monthly pass?"
+    assert repeated_example(funds, instruction, trading, "") == ["day pass", "monthli pass", "pass monthli"]
+    assert repeated_example("Do you mean the single fund or the day pass?", instruction, trading, "") == []  # one phrase
+    assert repeated_example("Do you mean the day trade or the monthly report?", instruction, trading, "") == []
     script = {"clarifying_question": copied, "options": ["lab fee", "registration fee"]}
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", script=scripted(
         asked_about=UNANSWERABLE, clarifying_question=script))

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 from askfirst.evaluation.answer_metrics import normalize_answer
-from askfirst.programs.askfirst.key_terms import content_stems, passage_stems
+from askfirst.programs.askfirst.key_terms import content_stems, passage_stems, stem
 from askfirst.programs.common.conversation import history_text
+from askfirst.retrieval.bm25 import tokenize
 from askfirst.retrieval.chunking import Passage
 
 
@@ -46,14 +47,29 @@ def ungrounded_options(options: list[str], passages: list[Passage], said: str) -
     return [option for option in options if not grounded(option)]
 
 
-def repeated_example(question: str, instruction: str, passages: list[Passage], said: str, *, min_words: int = 3) -> list[str]:
+def repeated_example(question: str, instruction: str, passages: list[Passage], said: str, *, min_words: int = 3,
+                     min_pairs: int = 2) -> list[str]:
     """The words of ``instruction``'s quoted examples that a clarifying ``question`` repeats and neither the passages nor
-    ``said`` (the user's turns, the options kept) have, when there are at least ``min_words`` of them; else empty. The
-    offline 1.5B took its options from the passages and then wrote its instruction's example as the question: "Do you
-    mean the single fare, the day pass or the monthly pass?" of a SQuAD2 question on Netscape."""
-    example = content_stems(" ".join(re.findall(r'"([^"]+)"', instruction)))
-    words = sorted((content_stems(question) & example) - passage_stems(passages) - content_stems(said))
-    return words if len(words) >= min_words else []
+    ``said`` (the user's turns, the options kept) have, when there are at least ``min_words`` of them; else its two-word
+    phrases (adjacent content words) that it repeats and no passage or ``said`` has, when there are at least
+    ``min_pairs`` of them; else empty. The offline 1.5B took its options from the passages and then wrote its
+    instruction's example as the question: "Do you mean the single fare, the day pass or the monthly pass?" of a SQuAD2
+    question on Netscape. Passages on trading have "single", "day" and "monthly", but not "day pass": on MTRAG-UN it
+    asked "Do you mean the single fund, the day pass or the monthly pass?" of index funds."""
+    quoted = " ".join(re.findall(r'"([^"]+)"', instruction))
+    words = sorted((content_stems(question) & content_stems(quoted)) - passage_stems(passages) - content_stems(said))
+    if len(words) >= min_words:
+        return words
+    known = set().union(*(_stem_pairs(f"{p.title} {p.text}") for p in passages), _stem_pairs(said))
+    pairs = sorted(" ".join(pair) for pair in (_stem_pairs(question) & _stem_pairs(quoted)) - known)
+    return pairs if len(pairs) >= min_pairs else []
+
+
+def _stem_pairs(text: str) -> set[tuple[str, str]]:
+    """The stems of ``text``'s adjacent content words (BM25's tokens), in pairs: "the day pass" has ("day", "pass").
+    "mean" is left out: every clarifying question asks what the user means, so "mean the single …" shows no copying."""
+    stems = [s for s in map(stem, tokenize(text)) if s != "mean"]
+    return set(zip(stems, stems[1:]))
 
 
 _MONTHS = "january february march april may june july august september october november december".split()
