@@ -346,6 +346,10 @@ def test_a_follow_up_naming_its_thing_only_by_kind_is_asked_about_instead_of_i_d
     assert reply.answer == "Which fee do you mean? The lab fee or the registration fee?"  # the cue's word opens the reply
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_words=0", script=unanswerable)
     assert reply.route == "idk" and reply.referent_cue == []
+    # turned away by the retrieval gate: nothing in the collection is near it, so it has no fee the user may mean
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", "askfirst.min_top_cosine=0.4", script=unanswerable,
+                    cosines={"How much is the fee?": 0.3})
+    assert reply.route == "idk" and reply.gated and reply.referent_cue is None
     # no retrieved passage has a tuition: there is none to ask about, and "I don't know" stands
     reply, *_ = run(schema_lm, "What is the tuition?", "askfirst.escalation=false", script=unanswerable)
     assert reply.route == "idk" and reply.referent_cue == []

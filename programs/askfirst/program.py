@@ -97,6 +97,7 @@ class AskFirstProgram(dspy.Module):
     8. Unnamed-referent cue (``referent_cue``, on by default): a follow-up still headed for "I don't know" that puts a
        definite determiner before a word no earlier turn has ("the loan", "the animal") gets the clarification
        responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
+       Not one the retrieval gate turned away: nothing in the collection is near it.
        So does a first question that names nothing but one "the X" (``first_turn_cue_words``: "When did the
        investigation begin?"), and with ``first_turn_cue_answered`` an answered one whose X two or more retrieved
        documents have.
@@ -201,7 +202,8 @@ class AskFirstProgram(dspy.Module):
         lead = ""
         # Of a why-, how-to or yes/no question the passages explain rather than name one X (as with factoid_divergence).
         answered_first = route == "answer" and not history and self.config.first_turn_cue_answered and question_form(question) == "fact"
-        if (route == "idk" or answered_first) and self.config.referent_cue and self.config.mode == "ask_first":
+        # Not past the retrieval gate: nothing in the collection is near the question, so it has no X the user may mean.
+        if (route == "idk" or answered_first) and self.config.referent_cue and self.config.mode == "ask_first" and not extras["gated"]:
             # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has. A first
             # question answered from one X when other documents have one too may have meant another.
             extras["referent_cue"] = unnamed_referents(question, history) if history else [
