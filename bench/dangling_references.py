@@ -28,6 +28,7 @@ paragraph); AmbigNQ, whose questions are lower-cased search queries, so that a n
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections import Counter, defaultdict
 
@@ -62,9 +63,9 @@ def sets(*, follow_ups: bool = False) -> dict[str, list]:
     return found
 
 
-def unseen_in_follow_up(conversation: list[dict]) -> list[str]:
-    """The follow-up check's words for the conversation's last turn, given the earlier turns the program reads."""
-    program = load_config().program
+def unseen_in_follow_up(conversation: list[dict], program) -> list[str]:
+    """The follow-up check's words for the conversation's last turn, given the earlier turns ``program`` (the program
+    section of the config) has the program read."""
     question, history, _ = question_and_history(conversation, max_question_chars=program.max_question_chars,
                                                 history_turns=program.history_turns)
     return unseen_demonstratives(question, history_text(history))
@@ -77,7 +78,7 @@ def main() -> None:
     parser.add_argument("--follow-ups", action="store_true", help="count the follow-up check on the follow-ups instead")
     args = parser.parse_args()
     if args.follow_ups:
-        marks = unseen_in_follow_up
+        marks = functools.partial(unseen_in_follow_up, program=load_config().program)
     else:
         marks = (lambda c: bare_referents(c[-1]["content"], max_words=args.cue)) if args.cue else (lambda c: dangling_references(c[-1]["content"]))
     print(f"| set | {'follow-ups' if args.follow_ups else 'first turns'} | marked, per class |\n|---|---|---|")

@@ -56,7 +56,7 @@ class AskFirstProgram(dspy.Module):
        names, by a pronoun with nothing before it to stand for or a demonstrative ("When did he return to work?", "this
        state library"), is asked who or what that is, then given the clarification responder's readings, at once
        (lexical, no LM call before the responder; ``ask_first`` mode only). So is a follow-up whose demonstrative
-       phrase has a word no earlier turn has (``dangling_follow_up``: "this tricolor national flag" after Medicare).
+       phrase opens with a word no earlier turn has (``dangling_follow_up``: "this tricolor national flag" after Medicare).
        Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
        content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
