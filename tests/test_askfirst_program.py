@@ -8,12 +8,10 @@ import pytest
 from askfirst.config import load_config
 from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, repeated_example,
                                                    typed_answer, ungrounded_options)
-from askfirst.programs.askfirst.key_terms import documents_with, unmatched_terms
+from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
-from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, referent_question,
-                                                          unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from askfirst.retrieval.chunking import Passage
@@ -430,30 +428,6 @@ def test_a_clarification_that_repeats_its_instructions_example_is_rebuilt_from_i
     assert reply.repeated_example == [] and reply.answer == "Which fee do you mean? Do you mean the laboratory fee or the registration fee?"
 
 
-def test_the_first_turn_cue_marks_a_question_that_names_nothing_but_the_x():
-    assert bare_referents("When did the investigation begin?", max_words=3) == ["investigation"]
-    assert bare_referents("How much is the scholarship worth?", max_words=3) == ["scholarship"]
-    assert bare_referents("How much is the scholarship worth?", max_words=1) == []  # two content words
-    assert bare_referents("When did the investigation begin?", max_words=0) == []
-    assert bare_referents("When was the Hartley grant founded?", max_words=3) == []  # a name says which
-    assert bare_referents("What was the fee in 2023?", max_words=3) == []  # so may a number
-    assert bare_referents("What is the tuition for the medical school?", max_words=3) == []  # two: one qualifies the other
-    assert bare_referents("What is the same as before?", max_words=3) == []  # "the same" names no thing
-    assert bare_referents("How much are fees?", max_words=3) == []  # no "the"
-    assert documents_with("fees", PASSAGES) == {"fees-lab", "fees-registration"}  # by stem: "fee"
-    assert documents_with("prerequisites", PASSAGES) == {"course-cs201"} and documents_with("tuition", PASSAGES) == set()
-
-
-def test_the_unnamed_referent_cue_reads_the_earlier_turns_by_stem():
-    earlier = "Which scholarships can first-year students get? The Merit Scholarship."
-    assert unnamed_referents("What documentation is needed to apply for the loan?", earlier) == ["loan"]
-    assert unnamed_referents("Is the scholarship renewable?", earlier) == []  # "scholarships" named it
-    assert unnamed_referents("Who funds the Hartley grant, and is the same true of this award?", earlier) == ["award"]
-    assert unnamed_referents("What documentation is needed to apply for the loan?", "") == []  # no earlier turn
-    # "this" as a pronoun: the word after it is no thing's name ("and" was taken for one on MTRAG-UN).
-    assert unnamed_referents("What is the link between this and the Merit Scholarship?", earlier) == ["link"]
-
-
 def test_asked_about_words_from_an_earlier_turn_count_only_when_configured(schema_lm):
     """The 1.5B named an earlier turn's question as what a follow-up asks about; its words are not the user's."""
     turns = [{"role": "user", "content": "Can I get a parking permit?"}, {"role": "assistant", "content": "Ask the office."},
@@ -620,44 +594,3 @@ def test_a_follow_up_pointing_at_a_thing_no_earlier_turn_named_is_asked_about_be
     assert reply.route == "answer" and reply.dangling is None and len(assessed) == 2
     reply, *_ = run(schema_lm, new_thing, "askfirst.dangling_reference=false", "askfirst.ambiguity=off", script=script)
     assert reply.route == "clarify" and len(assessed) == 2  # the first-turn switch leaves follow-ups alone
-
-
-def test_unseen_demonstratives_are_a_follow_ups_demonstratives_with_a_word_new_to_the_conversation():
-    earlier = "user: What does Medicare cover?\nassistant: Original Medicare covers hospital stays."
-    assert unseen_demonstratives("Tell me about the importance of this tricolor national flag.", earlier) == ["this tricolor national flag"]
-    assert unseen_demonstratives("Does this Medicare cover dental care?", earlier) == []  # a name, and "cover" said before
-    assert unseen_demonstratives("Does this Medicare plan cover dental care?", earlier) == ["this Medicare plan cover"]  # "plan"
-    assert unseen_demonstratives("Do these hospitals charge more?", earlier) == []  # "hospitals" stems as "hospital" does
-    assert unseen_demonstratives("Which actor played the boy in this TV series?", earlier) == ["this TV series"]  # "series"
-    assert unseen_demonstratives("Does the Medicare of this kind cover dental care?", earlier) == []  # "kind" names nothing
-    assert unseen_demonstratives("Is this different from Medicaid?", earlier) == []  # a lone word after "is": a predicate
-    assert unseen_demonstratives("What does Medicare pay for those visits?", earlier) == ["those visits"]
-    assert unseen_demonstratives("Is this plan different?", "") == []  # no earlier turn: dangling_references' business
-    assert dangling_references("Is this different from Medicaid?") == ["this different"]  # a first question's "this" dangles
-
-
-def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstratives():
-    assert dangling_references("When did he return to work?") == ["he"]
-    assert dangling_references("How many awards has she won, and when did she win her first?") == ["she", "she", "her"]
-    assert dangling_references("Which war did they participate in?") == ["they"]
-    assert dangling_references("Who played the title character he-man in the 1987 movie?") == []  # no pronoun in "he-man"
-    assert dangling_references("What are the services offered by this state library?") == ["this state library"]
-    assert dangling_references("Does this animal have antlers?") == ["this animal"]  # the phrase ends at a function word
-    assert dangling_references("Are these clinics open at night?") == ["these clinics open"]  # no tagger: a verb joins it
-    assert dangling_references("Did Beyoncé say she is a feminist?") == []  # a name before it
-    assert dangling_references("Chopin brought a new sense of nationalism with his music because of what?") == []
-    assert dangling_references("Do students pay a fee when they withdraw?") == []  # a plural noun before it
-    assert dangling_references("Who could handle the calculations at that time?") == ["that time"]  # "that" after a preposition
-    assert dangling_references("Which course that I took has a lab?") == []  # a relative pronoun
-    assert dangling_references("Which courses must I finish before I take CS 310?") == []  # "I" is no third person
-    assert dangling_references("Is this the only way to pay?") == []  # "this" before a function word
-    assert dangling_references("Who runs the company that owns the hall?") == []  # "that" is mostly a relative pronoun
-    assert dangling_references("What did it serve as before?") == ["it"]  # "it" with nothing before it
-    assert dangling_references("How does the engine start when it is cold?") == []  # "engine" before it
-    assert dangling_references("How long does it take to enrol?") == []  # a dummy "it"
-    assert dangling_references("Is it true that fees rose?") == [] and dangling_references("Who made it to the final?") == []
-    assert dangling_question(["their", "this state"]) == 'Who or what do you mean by "their"?'
-    assert dangling_question(["His", "they"]) == 'Who do you mean by "His"?' and dangling_question([]) == ""
-    assert dangling_question(["these clinics"]) == 'What do you mean by "these clinics"?'
-    assert dangling_question(["it"]) == 'What do you mean by "it"?'
-    assert referent_question(["investigation"]) == "Which investigation do you mean?" and referent_question([]) == ""
