@@ -60,9 +60,11 @@ def repeated_example(question: str, instruction: str, passages: list[Passage], s
     words = sorted((content_stems(question) & content_stems(quoted)) - passage_stems(passages) - content_stems(said))
     if len(words) >= min_words:
         return words
-    known = set().union(*(_stem_pairs(f"{p.title} {p.text}") for p in passages), _stem_pairs(said))
-    pairs = sorted(" ".join(pair) for pair in (_stem_pairs(question) & _stem_pairs(quoted)) - known)
-    return pairs if len(pairs) >= min_pairs else []
+    repeated = _stem_pairs(question) & _stem_pairs(quoted)
+    if len(repeated) < min_pairs:  # mostly so: then the passages need not be read for phrases
+        return []
+    repeated -= set().union(*(_stem_pairs(f"{p.title} {p.text}") for p in passages), _stem_pairs(said))
+    return sorted(" ".join(pair) for pair in repeated) if len(repeated) >= min_pairs else []
 
 
 def _stem_pairs(text: str) -> set[tuple[str, str]]:
