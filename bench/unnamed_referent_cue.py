@@ -27,7 +27,7 @@ from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.runner import read_finished
 from askfirst.evaluation.scoring import score_prediction
 from askfirst.evaluation.stats import paired_bootstrap
-from askfirst.programs.common.conversation import question_and_history
+from askfirst.programs.common.conversation import history_text, question_and_history
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 
 CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
@@ -64,7 +64,7 @@ def routes_with_cue(run_dir: Path) -> tuple[Counter, Counter, list[str]]:
         if route == "idk":
             question, history, _ = question_and_history(examples[task_id].conversation, history_turns=config.program.history_turns,
                                                         max_question_chars=config.program.max_question_chars)
-            words = unnamed_referents(question, history)
+            words = unnamed_referents(question, history_text(history))
             if words:
                 route = "clarify"
                 turned.append(f"{task_id} ({score['expected_route']}): {words} in {question!r}")

@@ -330,6 +330,9 @@ def test_a_follow_up_naming_its_thing_only_by_kind_is_asked_about_instead_of_i_d
     assert reply.answer == "Which fee do you mean?"  # the clarification responder's question
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=unanswerable)
     assert reply.route == "clarify" and reply.referent_cue == ["loan"]  # on by default
+    assistant = [*LOAN_FOLLOW_UP[:-1], {"role": "user", "content": "What documentation does the assistant need?"}]
+    reply, *_ = run(schema_lm, assistant, "askfirst.escalation=false", script=unanswerable)
+    assert reply.route == "clarify" and reply.referent_cue == ["assistant"]  # a role label is no turn's word
     reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", "askfirst.referent_cue=false", script=unanswerable)
     assert reply.route == "idk" and reply.referent_cue is None
     first_turn = LOAN_FOLLOW_UP[-1]["content"]  # a first question that says more than "the loan": the assessment decides

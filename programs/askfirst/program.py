@@ -206,7 +206,7 @@ class AskFirstProgram(dspy.Module):
         if (route == "idk" or answered_first) and self.config.referent_cue and self.config.mode == "ask_first" and not extras["gated"]:
             # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has. A first
             # question answered from one X when other documents have one too may have meant another.
-            extras["referent_cue"] = unnamed_referents(question, history) if history else [
+            extras["referent_cue"] = unnamed_referents(question, history_text(history)) if history else [
                 word for word in bare_referents(question, max_words=self.config.first_turn_cue_words)
                 if len(documents_with(word, state["ranking"])) >= (2 if answered_first else 1)]
             if extras["referent_cue"]:
