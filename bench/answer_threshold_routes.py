@@ -17,12 +17,11 @@ assessed again) where the run's did not, and one above it stops escalating. Chec
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from scipy.stats import mannwhitneyu
 
-from askfirst.evaluation.runner import read_finished
+from askfirst.evaluation.runner import read_finished, read_scores
 from askfirst.programs.common.answerability import route_for
 
 ROUTES = ("answer", "idk", "clarify", "partial")
@@ -32,7 +31,7 @@ def read_run(run: Path) -> list[dict]:
     """Each scored record's expected route, route, label, confidence and P(answerable)."""
     predictions = read_finished(run / "predictions.jsonl")
     rows = []
-    for score in map(json.loads, (run / "scores.jsonl").read_text().splitlines()):
+    for score in read_scores(run):
         record = predictions[score["id"]]
         rows.append({"expected": score["expected_route"], "route": record["route"], "label": record.get("label"),
                      "confidence": record.get("confidence"), "p": (record.get("extras") or {}).get("p_answerable")})

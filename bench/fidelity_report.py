@@ -20,6 +20,7 @@ import pytrec_eval
 from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.evaluation.exports import TREC_QRELS_FILE, TREC_RUN_FILE
 from askfirst.evaluation.mtrag_formulas import condition, harmonic3, harmonic_mean, rouge_l_f
+from askfirst.evaluation.runner import read_scores
 
 
 def rouge_l_before(prediction: str, reference: str) -> float:
@@ -47,7 +48,7 @@ def ranking_agreement(run_dir: Path) -> list[tuple[str, float, float]]:
     with (run_dir / TREC_QRELS_FILE).open() as handle:
         qrels = pytrec_eval.parse_qrel(handle)
     reference = pytrec_eval.RelevanceEvaluator(qrels, {"recall.10", "ndcg_cut.5"}).evaluate(run)
-    ours = {r["id"]: r for r in map(json.loads, (run_dir / "scores.jsonl").read_text().splitlines())}
+    ours = {r["id"]: r for r in read_scores(run_dir)}
     ids = sorted(q for q in reference if q in ours and ours[q].get("ranking_recall@10") is not None)
     rows = []
     for name, trec in (("ranking_recall@10", "recall_10"), ("ranking_ndcg@5", "ndcg_cut_5")):

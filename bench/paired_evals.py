@@ -16,12 +16,13 @@ from pathlib import Path
 
 from askfirst.ablation import Cell, CellResult, compare, compared_keys
 from askfirst.config import load_config
+from askfirst.evaluation.runner import read_scores
 from askfirst.table_export import FORMATS, comparison_table, render
 
 
 def load_run(label: str, folder: Path) -> tuple[CellResult, int]:
     """The run's per-question scores and summary as a comparison cell, and its evidence size."""
-    scores = [json.loads(line) for line in (folder / "scores.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    scores = read_scores(folder)
     summary = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     return CellResult(Cell(label, []), sorted(scores, key=lambda sc: sc["id"]), summary), load_config(folder / "config.yaml").program.evidence_k
 

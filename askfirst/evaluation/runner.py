@@ -42,6 +42,12 @@ def read_finished(path: Path) -> dict[str, dict]:
     return read_checkpoint(path, key="id")
 
 
+def read_scores(run_dir: Path) -> list[dict]:
+    """The per-question scores :func:`run_eval` wrote to the run folder's ``scores.jsonl``, in its order."""
+    lines = (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 @dataclass
 class EvalResult:
     records: list[dict]
