@@ -9,6 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
+from askfirst.datasets.jsonl import read_jsonl
 from askfirst.evaluation.metrics import shown_in
 
 COLUMNS = [(m.label, m.name) for m in shown_in("report") if m.section is None]
@@ -27,7 +28,7 @@ def hm_from_rows(path: Path) -> dict:
 
     if not path.is_file():
         return {}
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = [row for _, row in read_jsonl(path)]
     return aggregate_hm([SimpleNamespace(conditioned=r["conditioned"], idk=r["idk"]) for r in rows])
 
 

@@ -11,12 +11,12 @@ Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytrec_eval
 
+from askfirst.datasets.jsonl import read_jsonl
 from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.evaluation.exports import TREC_QRELS_FILE, TREC_RUN_FILE
 from askfirst.evaluation.mtrag_formulas import condition, harmonic3, harmonic_mean, rouge_l_f
@@ -61,8 +61,8 @@ def generation_before_after(run_dir: Path) -> list[tuple[str, float, float]] | N
     hm_path, pred_path = run_dir / "hm.jsonl", run_dir / "mtrag_predictions.jsonl"
     if not hm_path.exists() or not pred_path.exists():
         return None
-    judged = {r["id"]: r for r in map(json.loads, hm_path.read_text().splitlines()) if "error" not in r}
-    tasks = [t for t in map(json.loads, pred_path.read_text().splitlines()) if t["task_id"] in judged]
+    judged = {r["id"]: r for _, r in read_jsonl(hm_path) if "error" not in r}
+    tasks = [t for _, t in read_jsonl(pred_path) if t["task_id"] in judged]
     out = []
     for version in ("current", "2026-01"):
         means = {}

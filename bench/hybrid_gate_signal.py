@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from pathlib import Path
 
 from askfirst.config import load_config
+from askfirst.datasets.jsonl import read_jsonl
 from askfirst.optimizers.gate_tuning import TOP_COSINE, choose_threshold, gate_table
 from askfirst.programs.base import Resources
 from askfirst.programs.mafrag.expansion import hybrid_score, keywords
@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--max-answerable-rate", type=float, default=0.10)
     args = parser.parse_args()
     config = load_config(args.run / "config.yaml")
-    rows = [json.loads(line) for line in (args.run / "gate_rows.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [row for _, row in read_jsonl(args.run / "gate_rows.jsonl")]
     rows = [r for r in rows if r.get("top_cosine") is not None]
     for row, score in zip(rows, hybrid_scores(config, [r["query"] for r in rows], k=args.k), strict=True):
         row["hybrid"] = score

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dspy
 
-from askfirst.datasets.jsonl import append_record, each_resumably, read_checkpoint
+from askfirst.datasets.jsonl import append_record, each_resumably, read_checkpoint, read_jsonl
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.programs.base import Reply
 from askfirst.run_dir import write_atomic
@@ -44,8 +44,7 @@ def read_finished(path: Path) -> dict[str, dict]:
 
 def read_scores(run_dir: Path) -> list[dict]:
     """The per-question scores :func:`run_eval` wrote to the run folder's ``scores.jsonl``, in its order."""
-    lines = (run_dir / "scores.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    return [record for _, record in read_jsonl(run_dir / "scores.jsonl")]
 
 
 @dataclass
