@@ -22,14 +22,14 @@ def fmt(v) -> str:
 
 def hm_from_rows(path: Path) -> dict:
     """The judged means from ``hm.jsonl`` (for runs whose metrics.json predates the judging being saved there)."""
-    from types import SimpleNamespace
+    import dspy
 
     from askfirst.evaluation.mtrag_judges import aggregate_hm
 
     if not path.is_file():
         return {}
-    rows = [row for _, row in read_jsonl(path)]
-    return aggregate_hm([SimpleNamespace(conditioned=r["conditioned"], idk=r["idk"]) for r in rows])
+    rows = [row for _, row in read_jsonl(path) if "error" not in row]  # a failed judging is left out, as judge_records does
+    return aggregate_hm([dspy.Prediction(**row) for row in rows]) if rows else {}
 
 
 def main(argv: list[str] | None = None) -> int:
