@@ -33,17 +33,20 @@ from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
 
 
-def marked(conversation: list[dict]) -> bool:
-    """Whether the cue marks the conversation's last turn, given every earlier turn."""
-    return bool(unnamed_referents(conversation[-1]["content"], " ".join(t["content"] for t in conversation[:-1])))
+def marked(conversation: list[dict], program) -> bool:
+    """Whether the cue marks the conversation's last turn, given the earlier turns as the program sees them
+    (``program.history_turns`` of them, each cut as the LM is shown it, without role labels)."""
+    question, history, _ = question_and_history(conversation, max_question_chars=program.max_question_chars,
+                                                history_turns=program.history_turns)
+    return bool(unnamed_referents(question, history_text(history)))
 
 
-def shares(examples) -> dict[str, tuple[int, int]]:
-    """``{class: (marked, total)}`` for each of ``CLASSES``."""
+def shares(examples, program) -> dict[str, tuple[int, int]]:
+    """``{class: (marked, total)}`` for each of ``CLASSES``, the conversations read with ``program``'s settings."""
     hits, total = Counter(), Counter()
     for example in examples:
         total[example.answerability] += 1
-        hits[example.answerability] += marked(example.conversation)
+        hits[example.answerability] += marked(example.conversation, program)
     return {label: (hits[label], total[label]) for label in CLASSES}
 
 
@@ -94,13 +97,14 @@ def main() -> None:
     if args.run:
         return print_run(args.run)
     base = ["data.questions=mtrag", "data.corpus=mtrag", "data.shuffle=true"]
+    program = load_config(overrides=base).program
     halves = {"train (all tasks' training half)": configured_questions(load_config(overrides=[*base, "data.limit=null"]), split="train"),
               f"validation (first {args.limit_validation} tasks' other half)":
                   configured_questions(load_config(overrides=[*base, f"data.limit={args.limit_validation}"]), split="validation")}
     print("| half | " + " | ".join(CLASSES) + " |")
     print("|---|---|---|---|---|")
     for name, examples in halves.items():
-        counts = shares(examples)
+        counts = shares(examples, program)
         print(f"| {name} | " + " | ".join(f"{counts[c][0]}/{counts[c][1]}" for c in CLASSES) + " |")
 
 
