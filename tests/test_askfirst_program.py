@@ -211,6 +211,26 @@ def test_an_unsure_idk_escalates_with_an_expanded_query(schema_lm):
     assert reply.route == "idk" and not reply.escalated
 
 
+@pytest.mark.parametrize(("escalate_below", "escalated"), [(1.0, True), (0.6, False)])
+def test_escalate_below_leaves_a_partial_route_whose_p_answerable_reaches_it(escalate_below, escalated):
+    config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "program.iterations=1", "askfirst.ambiguity=off",
+                                    f"askfirst.escalate_below={escalate_below}"])
+    dense, retriever = QueryCosines({}), ListRetriever()
+    program = Registry(Resources(retriever=retriever, store=dense, embedder=dense)).build("askfirst", config)
+    # PARTIAL with P(answerable) = P(ANSWERABLE) + P(PARTIAL) = 0.7, as the 1.5B labelled MTRAG-UN's "Are the compost
+    # expensive in the market? Can I sell it?" (0.71), which the second search then answered.
+    labels = iter([assessment("PARTIAL"), ANSWERABLE])
+    engine = LabelScoringEngine(scripted(asked_about=lambda _: next(labels)),
+                                logprobs={"PARTIAL": math.log(0.4), "ANSWERABLE": math.log(0.3), "UNDERSPECIFIED": math.log(0.2),
+                                          "UNANSWERABLE": math.log(0.1)})
+    with dspy.context(lm=dspy.LM("test/scoring", engine=engine, cache=False), adapter=dspy.JSONAdapter()):
+        reply = program(conversation="How much is the lab fee? Can I pay it later?")  # two parts: PARTIAL stands
+    assert reply.escalated is escalated and reply.route == ("answer" if escalated else "partial")
+    assert len(retriever.calls) == (2 if escalated else 1)
+    if not escalated:
+        assert reply.p_answerable == pytest.approx(0.7) and reply.label == "PARTIAL"
+
+
 def test_a_query_the_collection_is_far_from_is_refused_by_the_gate_without_an_assessment(schema_lm):
     assessed = []
     script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)

@@ -118,7 +118,9 @@ class AskfirstConfig(ConfigSection):
                          "escalation (P(answerable) below escalate_below) is debated by agents on the top evidence passages (the `mafrag` "
                          "section's debate_agents, debate_rounds, debate_accept); an accepted aggregate is the answer. Off by default: "
                          "up to (agents + 1) x rounds more LM calls per such question.")
-    escalate_below: float = Field(0.6, ge=0, le=1, description="Escalate an 'I don't know' or partial route whose P(answerable) is below this.")
+    escalate_below: float = Field(
+        1.0, ge=0, le=1, description="Escalate an 'I don't know' or partial route whose P(answerable) is below this. 1.0: every "
+        "such route (one more route right on each MTRAG-UN dev half than 0.6, for 0.05 LM calls a question; bench/RESULTS.md).")
 
     @field_validator("rewrite_check", mode="before")
     @classmethod
