@@ -66,6 +66,11 @@ class QueryCosines:
         return {p.passage_id: p for p in PASSAGES if p.passage_id in ids}
 
 
+def scoring_lm(logprobs: dict[str, float]):
+    """A ``schema_lm`` whose engine reports ``logprobs`` for the label fields, as llama.cpp does: for :func:`run`."""
+    return lambda script: dspy.LM("test/scoring", engine=LabelScoringEngine(script, logprobs=logprobs), cache=False)
+
+
 def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=None):
     retriever = retriever or ListRetriever()
     config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "program.iterations=1", *overrides])
@@ -97,13 +102,9 @@ def test_a_question_naming_its_thing_only_by_kind_is_asked_which_before_any_asse
 
 @pytest.mark.parametrize(("threshold", "flagged"), [(0.25, True), (0.5, False)])
 def test_with_a_threshold_the_labels_probability_decides_not_the_label_written(threshold, flagged):
-    config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "askfirst.ambiguity=off", "askfirst.referent_check=true",
-                                    f"askfirst.referent_threshold={threshold}", "askfirst.first_turn_cue_answered=false"])
-    dense = QueryCosines({})
-    program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", config)
-    engine = LabelScoringEngine(scripted(unnamed=referent("SPECIFIC")), logprobs={"SPECIFIC": math.log(0.7), "UNDERSPECIFIED": math.log(0.3)})
-    with dspy.context(lm=dspy.LM("test/scoring", engine=engine, cache=False), adapter=dspy.JSONAdapter()):
-        reply = program(conversation="How much is the fee?")
+    reply, *_ = run(scoring_lm({"SPECIFIC": math.log(0.7), "UNDERSPECIFIED": math.log(0.3)}), "How much is the fee?",
+                    "askfirst.ambiguity=off", "askfirst.referent_check=true", f"askfirst.referent_threshold={threshold}",
+                    "askfirst.first_turn_cue_answered=false", script=scripted(unnamed=referent("SPECIFIC")))
     assert reply.referent["source"] == "logprobs" and reply.referent["p_underspecified"] == pytest.approx(0.3)
     assert reply.referent["flagged"] is flagged and reply.route == ("clarify" if flagged else "answer")
 
@@ -213,18 +214,13 @@ def test_an_unsure_idk_escalates_with_an_expanded_query(schema_lm):
 
 @pytest.mark.parametrize(("escalate_below", "escalated"), [(1.0, True), (0.6, False)])
 def test_escalate_below_leaves_a_partial_route_whose_p_answerable_reaches_it(escalate_below, escalated):
-    config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "program.iterations=1", "askfirst.ambiguity=off",
-                                    f"askfirst.escalate_below={escalate_below}"])
-    dense, retriever = QueryCosines({}), ListRetriever()
-    program = Registry(Resources(retriever=retriever, store=dense, embedder=dense)).build("askfirst", config)
     # PARTIAL with P(answerable) = P(ANSWERABLE) + P(PARTIAL) = 0.7, as the 1.5B labelled MTRAG-UN's "Are the compost
     # expensive in the market? Can I sell it?" (0.71), which the second search then answered.
     labels = iter([assessment("PARTIAL"), ANSWERABLE])
-    engine = LabelScoringEngine(scripted(asked_about=lambda _: next(labels)),
-                                logprobs={"PARTIAL": math.log(0.4), "ANSWERABLE": math.log(0.3), "UNDERSPECIFIED": math.log(0.2),
-                                          "UNANSWERABLE": math.log(0.1)})
-    with dspy.context(lm=dspy.LM("test/scoring", engine=engine, cache=False), adapter=dspy.JSONAdapter()):
-        reply = program(conversation="How much is the lab fee? Can I pay it later?")  # two parts: PARTIAL stands
+    lm = scoring_lm({"PARTIAL": math.log(0.4), "ANSWERABLE": math.log(0.3), "UNDERSPECIFIED": math.log(0.2), "UNANSWERABLE": math.log(0.1)})
+    reply, _, retriever, _ = run(lm, "How much is the lab fee? Can I pay it later?",  # two parts: PARTIAL stands
+                                 "askfirst.ambiguity=off", f"askfirst.escalate_below={escalate_below}",
+                                 script=scripted(asked_about=lambda _: next(labels)))
     assert reply.escalated is escalated and reply.route == ("answer" if escalated else "partial")
     assert len(retriever.calls) == (2 if escalated else 1)
     if not escalated:
