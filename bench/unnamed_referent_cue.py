@@ -33,12 +33,12 @@ from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
 CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
 
 
-def marked(conversation: list[dict], program) -> bool:
-    """Whether the cue marks the conversation's last turn, given the earlier turns as the program sees them
+def cue_words(conversation: list[dict], program) -> tuple[str, list[str]]:
+    """The conversation's last turn and the words the cue marks in it, given the earlier turns as the program sees them
     (``program.history_turns`` of them, each cut as the LM is shown it, without role labels)."""
     question, history, _ = question_and_history(conversation, max_question_chars=program.max_question_chars,
                                                 history_turns=program.history_turns)
-    return bool(unnamed_referents(question, history_text(history)))
+    return question, unnamed_referents(question, history_text(history))
 
 
 def shares(examples, program) -> dict[str, tuple[int, int]]:
@@ -46,7 +46,7 @@ def shares(examples, program) -> dict[str, tuple[int, int]]:
     hits, total = Counter(), Counter()
     for example in examples:
         total[example.answerability] += 1
-        hits[example.answerability] += marked(example.conversation, program)
+        hits[example.answerability] += bool(cue_words(example.conversation, program)[1])
     return {label: (hits[label], total[label]) for label in CLASSES}
 
 
@@ -65,9 +65,7 @@ def routes_with_cue(run_dir: Path) -> tuple[Counter, Counter, list[str]]:
         route = score["route"]
         before[task_id, score["expected_route"], route] += 1
         if route == "idk":
-            question, history, _ = question_and_history(examples[task_id].conversation, history_turns=config.program.history_turns,
-                                                        max_question_chars=config.program.max_question_chars)
-            words = unnamed_referents(question, history_text(history))
+            question, words = cue_words(examples[task_id].conversation, config.program)
             if words:
                 route = "clarify"
                 turned.append(f"{task_id} ({score['expected_route']}): {words} in {question!r}")
