@@ -42,6 +42,14 @@ def test_the_asks_for_info_labels_are_balanced_and_a_bad_line_is_named(tmp_path)
     assert "| 3 | 2/3 = 0.67" in script.summary(judged) and "| 1 |" in script.summary(judged)  # one unparsed verdict
 
 
+def test_the_hand_read_program_replies_are_a_labelled_set_of_each_clarifying_program():
+    rows = _bench_script("asks_for_info_judge").read_labels(BENCH / "asks_for_info_hand_squad2.jsonl")
+    raw = [json.loads(line) for line in (BENCH / "asks_for_info_hand_squad2.jsonl").read_text(encoding="utf-8").splitlines()]
+    asking = {cell: sum(r["asks"] for r in raw if r["cell"] == cell) for cell in {r["cell"] for r in raw}}
+    assert asking == {"askfirst": 11, "clarion": 5, "urasys_documents": 5}  # the counts bench/RESULTS.md reports
+    assert all(row["id"].startswith("squad2_ambiguous-") and row["why"] for row in rows)
+
+
 def _bench_script(name: str):
     import importlib.util
 
