@@ -6,8 +6,8 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, repeated_example,
-                                                   typed_answer, ungrounded_options)
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, reading_name,
+                                                   repeated_example, typed_answer, ungrounded_options)
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
@@ -324,6 +324,15 @@ def test_untitled_documents_are_offered_by_their_opening_words_not_their_ids():
     tardis = P("p-b828", "p-b828", "", "The TARDIS landed in London.")
     assert divergent_options([(tour, "Europe"), (tardis, "London")], "Where did it go next?") == [
         "Beyonce's world tour opened in Sunrise, Florida, and …", "The TARDIS landed in London."]
+    union = P("p-1c", "p-1c", "", "On December 30, 1922, with the creation of the Soviet Union, Russia became a republic.")
+    backup = P("p-2d", "p-2d", "", "Using the [backup service](https://cloud.example/docs?topic=backup), you can back up volumes.")
+    in_may = P("p-3e", "p-3e", "", "Details of school casualties had been under non-governmental investigation since May 2008.")
+    assert [reading_name(p) for p in (union, backup, in_may)] == [
+        "On December 30, 1922, with the creation of the Soviet Union …",  # not cut just before the name
+        "Using the backup service, you can back up …",  # a Markdown link as its text
+        "Details of school casualties had been under non-governmental …"]  # a month is no name
+    fabric = P("p-4f", "p-4f", "", "The platform is the commercial distribution of Hyperledger Fabric. It adds security.")
+    assert reading_name(fabric) == "The platform is the commercial distribution of Hyperledger Fabric …"
 
 
 def test_an_unanswerable_assessment_is_never_asked_about(schema_lm):

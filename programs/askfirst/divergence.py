@@ -12,13 +12,41 @@ from askfirst.retrieval.bm25 import tokenize
 from askfirst.retrieval.chunking import Passage
 
 
-def reading_name(passage: Passage, *, words: int = 8) -> str:
+def reading_name(passage: Passage, *, words: int = 8, name_within: int = 3) -> str:
     """What a clarifying question calls the reading a document gives: its title, else the opening words of the passage
-    (a corpus of untitled paragraphs, such as SQuAD's, would otherwise offer its opaque document ids)."""
+    (a corpus of untitled paragraphs, such as SQuAD's, would otherwise offer its opaque document ids).
+
+    The opening runs on through a name that begins within ``name_within`` words of the cut, so it ends after the name
+    rather than just before it: "On December 30, 1922, with the creation of the Soviet Union …", not "… creation of
+    …", which left a SQuAD2 question's "the union" unnamed. A Markdown link counts as its text (MTRAG's IBM Cloud pages).
+    """
     if (passage.title or "").strip():
         return passage.title
-    opening = passage.text.split()
-    return " ".join(opening[:words]) + (" …" if len(opening) > words else "") if opening else passage.doc_id
+    opening = _MARKDOWN_LINK.sub(r"\1", passage.text).split()
+    if not opening:
+        return passage.doc_id
+    cut = min(words, len(opening))
+    starts = [i for i in range(cut, min(cut + name_within, len(opening))) if _begins_name(opening, i)]
+    if starts:
+        cut = starts[0] + 1
+        while cut < len(opening) and _begins_name(opening, cut):
+            cut += 1
+    name = " ".join(opening[:cut]).rstrip(",;:")
+    if len(opening) <= cut:
+        return name
+    # a sentence's full stop before the ellipsis goes, an abbreviation's ("U.S.") stays
+    return (name[:-1] if name.endswith(".") and "." not in opening[cut - 1][:-1] else name) + " …"
+
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _begins_name(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is a capitalised word inside a sentence (after a sentence's end, a capital names nothing),
+    not a month, weekday or season, and not after a comma or colon that ends the name before it."""
+    word, before = words[i], words[i - 1] if i else "."
+    return (word[:1].isupper() and not before.endswith((".", "!", "?", ",", ";", ":"))
+            and word.strip(".,;:!?()\"'").lower() not in _TIME_WORDS | {"may"})
 
 
 def clarifying_question(options: list[str]) -> str:
