@@ -26,9 +26,9 @@ def reading_name(passage: Passage, *, words: int = 8, name_within: int = 3) -> s
     if not opening:
         return passage.doc_id
     cut = min(words, len(opening))
-    starts = [i for i in range(cut, min(cut + name_within, len(opening))) if _begins_name(opening, i)]
-    if starts:
-        cut = starts[0] + 1
+    start = next((i for i in range(cut, min(cut + name_within, len(opening))) if _begins_name(opening, i)), None)
+    if start is not None:
+        cut = start + 1
         while cut < len(opening) and _begins_name(opening, cut):
             cut += 1
     name = " ".join(opening[:cut]).rstrip(",;:")
@@ -46,7 +46,7 @@ def _begins_name(words: list[str], i: int) -> bool:
     not a month, weekday or season, and not after a comma or colon that ends the name before it."""
     word, before = words[i], words[i - 1] if i else "."
     return (word[:1].isupper() and not before.endswith((".", "!", "?", ",", ";", ":"))
-            and word.strip(".,;:!?()\"'").lower() not in _TIME_WORDS | {"may"})
+            and word.strip(".,;:!?()\"'").lower() not in _NOT_NAMES)
 
 
 def clarifying_question(options: list[str]) -> str:
@@ -106,6 +106,7 @@ _MONTHS = "january february march april may june july august september october n
 # "May" only as written with a capital: "students may take …" names no month. "fall" is left out for "prices fall".
 _TIME_WORDS = frozenset(_MONTHS + [m[:3] for m in _MONTHS] + "sept monday tuesday wednesday thursday friday saturday sunday "
                         "spring summer autumn winter".split()) - {"may"}
+_NOT_NAMES = _TIME_WORDS | {"may"}  # a capital "May" is the month: it ends a reading's name, as other time words do
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
                           "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
                           "million billion".split())
