@@ -147,7 +147,8 @@ class CompileConfig(ConfigSection):
     optimizer: Literal["gepa", "miprov2", "bootstrap"] = Field(
         "gepa", description="'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "
         "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used.")
-    max_demos: int = Field(2, ge=1, description="bootstrap: demonstrations per predictor (each adds its passages to every prompt).")
+    max_demos: int = Field(2, ge=0, description="bootstrap (at least 1) and miprov2: bootstrapped demonstrations per predictor (each adds "
+                           "its passages to every prompt); miprov2 with 0 optimises instructions only.")
     demos_by_label: bool = Field(False, description="bootstrap: take the trainset in turn by answerability label and keep a run's "
                                  "demonstrations only if every answerability label its steps wrote is the gold one, so the demos show "
                                  "each label, each one right; with 4 labels, set max_demos to 4 to see them all.")
@@ -157,6 +158,10 @@ class CompileConfig(ConfigSection):
     max_full_evals: int | None = Field(None, ge=1, description="GEPA: budget in full validation passes (needs auto=null).")
     num_trials: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: optimisation trials.")
     num_candidates: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: instruction/demo candidates.")
+    proposer_context: list[Literal["program", "data", "tips", "demos"]] = Field(
+        ["program", "data", "tips", "demos"], description="MIPROv2: what its prompt model sees when it proposes an instruction: the "
+        "program's source, a summary of the trainset, a random prompting tip, bootstrapped demonstrations. A small prompt model's "
+        "context holds few of them (the program's source alone is thousands of tokens).")
     reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
     train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of the compile's conversations in its trainset; the rest is its "
                                   "valset. data.split's halves are always half each, so at 0.5 with split=all the valset is the "

@@ -16,7 +16,7 @@ from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
 from askfirst.optimizers.checkpoint_signing import sign_checkpoints, verify_checkpoints
 from askfirst.optimizers.demo_selection import interleaved_by_label
-from askfirst.optimizers.factory import build_optimizer
+from askfirst.optimizers.factory import build_optimizer, mipro_proposer_options
 from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import demo_keys, read_program_state
 
@@ -52,7 +52,8 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
             return compiled
         if cfg.optimizer == "miprov2":
             # MIPROv2 refuses a minibatch larger than the valset (its default is 35).
-            extra = {"minibatch_size": min(35, len(valset))} | ({} if cfg.auto else {"num_trials": cfg.num_trials or 5})
+            extra = ({"minibatch_size": min(35, len(valset))} | mipro_proposer_options(cfg)
+                     | ({} if cfg.auto else {"num_trials": cfg.num_trials or 5}))
             return optimizer.compile(program, trainset=trainset, valset=valset, **extra)
         return optimizer.compile(program, trainset=trainset, valset=valset)
     finally:  # finished or interrupted: what the optimiser wrote is what a resume may read

@@ -31,14 +31,24 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
         return dspy.GEPA(metric=metric, reflection_lm=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
                          seed=seed, track_stats=True, use_mlflow=use_mlflow, **budget, **frontier)
     if cfg.optimizer == "bootstrap":
+        if cfg.max_demos < 1:
+            raise ConfigError("compile.optimizer=bootstrap adds demonstrations only: compile.max_demos must be at least 1")
         # Demonstrations only: a small offline LM rewrites instructions badly (GEPA's 1.5B reflection copied them or
         # replaced one with a request for more information), but can follow worked examples of its own steps.
         scored = labels_agree(metric.as_float()) if cfg.demos_by_label else metric.as_float()
         return dspy.BootstrapFewShot(metric=scored, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, max_rounds=1)
     if not cfg.auto:
         budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
+    # No labelled demos: a task's gold fields are not its steps' outputs, so they cannot show a step what to write.
     return dspy.MIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
-                        seed=seed, **budget)
+                        seed=seed, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, **budget)
+
+
+def mipro_proposer_options(cfg: CompileConfig) -> dict:
+    """``MIPROv2.compile``'s switches for what its prompt model sees, from ``compile.proposer_context``."""
+    seen = set(cfg.proposer_context)
+    return {"program_aware_proposer": "program" in seen, "data_aware_proposer": "data" in seen,
+            "tip_aware_proposer": "tips" in seen, "fewshot_aware_proposer": "demos" in seen}
 
 
 GEPA_MINIBATCH = 3  # GEPA's default reflection minibatch

@@ -10,7 +10,7 @@ from askfirst.datasets.questions import load_questions
 from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
 from askfirst.optimizers.curves import instructions
 from askfirst.optimizers.demo_selection import interleaved_by_label, labels_agree
-from askfirst.optimizers.factory import build_optimizer
+from askfirst.optimizers.factory import build_optimizer, mipro_proposer_options
 from askfirst.optimizers.objectives import MeanOfMetrics, build_objective
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
@@ -62,6 +62,8 @@ def test_gepa_needs_exactly_one_budget(tmp_path, schema_lm):
 @pytest.mark.parametrize("overrides", [
     ["compile.optimizer=gepa", "compile.auto=null", "compile.max_metric_calls=12", "compile.objective=both"],
     ["compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=2", "compile.num_candidates=2", "compile.objective=outcome"],
+    ["compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=2", "compile.num_candidates=2", "compile.objective=outcome",
+     "compile.max_demos=0", "compile.proposer_context=[tips]"],
     ["compile.optimizer=bootstrap", "compile.max_demos=1", "compile.objective=outcome"],
     ["compile.optimizer=bootstrap", "compile.max_demos=2", "compile.objective=outcome", "compile.demos_by_label=true"],
 ])
@@ -157,4 +159,20 @@ def test_a_run_whose_step_wrote_a_wrong_answerability_label_gives_no_demonstrati
 def test_demos_by_label_needs_the_bootstrap_optimizer(tmp_path, schema_lm):
     cfg = load_config(overrides=["compile.demos_by_label=true"]).compile
     with pytest.raises(ValueError, match="needs compile.optimizer=bootstrap, not gepa"):
+        build_optimizer(cfg, build_objective("outcome"), reflection_lm=schema_lm(), log_dir=tmp_path)
+
+
+def test_mipro_sees_only_the_proposer_context_it_is_given(tmp_path, schema_lm):
+    cfg = load_config(overrides=["compile.optimizer=miprov2", "compile.max_demos=0", "compile.proposer_context=[tips]"]).compile
+    assert mipro_proposer_options(cfg) == {"program_aware_proposer": False, "data_aware_proposer": False,
+                                           "tip_aware_proposer": True, "fewshot_aware_proposer": False}
+    with dspy.context(lm=schema_lm()):  # MIPROv2's task model
+        optimizer = build_optimizer(cfg, build_objective("outcome"), reflection_lm=schema_lm(), log_dir=tmp_path)
+    assert (optimizer.max_bootstrapped_demos, optimizer.max_labeled_demos) == (0, 0)
+    assert all(mipro_proposer_options(load_config().compile).values())  # by default it sees all four, as MIPROv2 does
+
+
+def test_bootstrap_needs_at_least_one_demo(tmp_path, schema_lm):
+    cfg = load_config(overrides=["compile.optimizer=bootstrap", "compile.max_demos=0"]).compile
+    with pytest.raises(ValueError, match="max_demos must be at least 1"):
         build_optimizer(cfg, build_objective("outcome"), reflection_lm=schema_lm(), log_dir=tmp_path)
