@@ -49,10 +49,6 @@ def _begins_name(words: list[str], i: int) -> bool:
             and word.strip(".,;:!?()\"'").lower() not in _NOT_NAMES)
 
 
-def clarifying_question(options: list[str]) -> str:
-    return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
-
-
 # A clarification left with no option the passages back asks for what would tell the readings apart.
 UNSAID_CHOICE = "Which one do you mean? Please add a detail, such as a name, a place or a date, that says which."
 

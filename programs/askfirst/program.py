@@ -9,7 +9,7 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, clarifying_question, divergent_options, named_reading, reading_name,
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_reading, reading_name,
                                                    repeated_example, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
@@ -20,7 +20,7 @@ from askfirst.programs.askfirst.unnamed_referent import (bare_referents, danglin
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
 from askfirst.programs.common.conversation import format_passages, history_text, question_and_history
-from askfirst.programs.common.responders import partial_reply
+from askfirst.programs.common.responders import clarifying_question, partial_reply
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, ReferentLabel, StandaloneQuestion, UnnamedReferent

@@ -25,6 +25,11 @@ def partial_reply(answer: str, missing: str) -> str:
     return f"{answer} What the documents do not say: {missing}" if missing else answer
 
 
+def clarifying_question(options: list[str]) -> str:
+    """A clarification that names only the readings or categories the evidence revealed (no LM call)."""
+    return f"Your question could be about several things: {'; '.join(options)}. Which one do you mean?"
+
+
 class Responders(dspy.Module):
     """Write the reply for a route from the evidence passages."""
 

@@ -9,7 +9,7 @@ from askfirst.config import ProgramConfig
 from askfirst.programs.urasys.config import UrasysConfig
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.conversation import format_passages, question_and_history
-from askfirst.programs.common.responders import Responders
+from askfirst.programs.common.responders import Responders, clarifying_question
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.programs.common.routes import ROUTE_TO_LABEL
 from askfirst.programs.urasys.search_agent import AgentReport, DocumentSearchAgent, FAQSearchAgent
@@ -48,11 +48,6 @@ def distinct_categories(categories: list) -> list[str]:
         if category:
             seen.setdefault(category.casefold(), category)
     return list(seen.values())
-
-
-def clarifying_question(categories: list[str]) -> str:
-    """Ask which of the categories the evidence revealed the user means, naming only the categories."""
-    return f"Your question could be about several things: {'; '.join(categories)}. Which one do you mean?"
 
 
 def format_evidence(reports: list[AgentReport]) -> str:
