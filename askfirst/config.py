@@ -162,6 +162,8 @@ class CompileConfig(ConfigSection):
         ["program", "data", "tips", "demos"], description="MIPROv2: what its prompt model sees when it proposes an instruction: the "
         "program's source, a summary of the trainset, a random prompting tip, bootstrapped demonstrations. A small prompt model's "
         "context holds few of them (the program's source alone is thousands of tokens).")
+    instruction_guard: bool = Field(True, description="MIPROv2: leave out proposed instructions that are no instruction (a request "
+                                    "or question to the user, an apology, under 5 words) before the search; the original is always kept.")
     reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
     train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of the compile's conversations in its trainset; the rest is its "
                                   "valset. data.split's halves are always half each, so at 0.5 with split=all the valset is the "

@@ -8,6 +8,7 @@ import dspy
 
 from askfirst.config import CompileConfig, ConfigError
 from askfirst.optimizers.demo_selection import labels_agree
+from askfirst.optimizers.instruction_guard import GuardedMIPROv2
 
 
 def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0, use_mlflow: bool = False):
@@ -40,8 +41,9 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
     if not cfg.auto:
         budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
     # No labelled demos: a task's gold fields are not its steps' outputs, so they cannot show a step what to write.
-    return dspy.MIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
-                        seed=seed, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, **budget)
+    mipro = GuardedMIPROv2 if cfg.instruction_guard else dspy.MIPROv2
+    return mipro(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
+                 seed=seed, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, **budget)
 
 
 def mipro_proposer_options(cfg: CompileConfig) -> dict:
