@@ -164,6 +164,9 @@ class CompileConfig(ConfigSection):
         "context holds few of them (the program's source alone is thousands of tokens).")
     instruction_guard: bool = Field(True, description="MIPROv2: leave out proposed instructions that are no instruction (a request "
                                     "or question to the user, an apology, under 5 words) before the search; the original is always kept.")
+    instruction_candidates: str | None = Field(None, description="MIPROv2: a YAML or JSON file of {step name: [instruction, ...]} "
+                                               "(step names as the compile diff names them) added to the prompt model's candidates, "
+                                               "for instructions written by hand or by a stronger model than the prompt model.")
     reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
     train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of the compile's conversations in its trainset; the rest is its "
                                   "valset. data.split's halves are always half each, so at 0.5 with split=all the valset is the "

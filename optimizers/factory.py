@@ -8,7 +8,7 @@ import dspy
 
 from askfirst.config import CompileConfig, ConfigError
 from askfirst.optimizers.demo_selection import labels_agree
-from askfirst.optimizers.instruction_guard import GuardedMIPROv2
+from askfirst.optimizers.instruction_candidates import CandidateMIPROv2
 
 
 def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0, use_mlflow: bool = False):
@@ -21,6 +21,8 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
     """
     if cfg.demos_by_label and cfg.optimizer != "bootstrap":
         raise ConfigError(f"compile.demos_by_label chooses BootstrapFewShot's demonstrations: it needs compile.optimizer=bootstrap, not {cfg.optimizer}")
+    if cfg.instruction_candidates and cfg.optimizer != "miprov2":
+        raise ConfigError(f"compile.instruction_candidates are choices for MIPROv2's search: it needs compile.optimizer=miprov2, not {cfg.optimizer}")
     budget = {"auto": cfg.auto} if cfg.auto else {}
     if cfg.optimizer == "gepa":
         if not cfg.auto:
@@ -41,9 +43,9 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
     if not cfg.auto:
         budget = {"auto": None, "num_candidates": cfg.num_candidates or 3}
     # No labelled demos: a task's gold fields are not its steps' outputs, so they cannot show a step what to write.
-    mipro = GuardedMIPROv2 if cfg.instruction_guard else dspy.MIPROv2
-    return mipro(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
-                 seed=seed, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, **budget)
+    return CandidateMIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
+                            seed=seed, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, guard=cfg.instruction_guard,
+                            candidates_file=cfg.instruction_candidates, **budget)
 
 
 def mipro_proposer_options(cfg: CompileConfig) -> dict:
