@@ -5,7 +5,7 @@ those of a ``compile.instruction_candidates`` file) and prints, per candidate, t
 the tasks whose route differs from the original's. Run it after the compile: every LM call the compile made comes from
 the DSPy cache, so it takes seconds where the compile took minutes (one LM job at a time still applies).
 
-    python bench/instruction_variants.py runs/compile-… assess bench/assess_candidates.yaml
+    python bench/instruction_variants.py runs/compile-… assess bench/candidates/assess.yaml
 """
 
 from __future__ import annotations

@@ -81,3 +81,16 @@ def test_paired_evals_pairs_two_runs_by_question_and_refuses_different_questions
     assert "1.000 (+0.667 [" in compiled
     assert script.main([f"a={before}", f"b={run('other', {'q1': True, 'q2': True, 'q4': True})}"]) == 2
     assert "2 question(s) in one only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", sorted((BENCH / "candidates").glob("*.yaml")), ids=lambda p: p.name)
+def test_instruction_candidates_name_steps_of_the_askfirst_program(path):
+    from askfirst.optimizers.instruction_candidates import read_candidates
+    from askfirst.programs.base import Resources
+    from askfirst.programs.registry import Registry
+    from tests.conftest import ListRetriever
+    from tests.test_askfirst_program import QueryCosines
+
+    dense = QueryCosines({})
+    program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", load_config(BENCH / "askfirst_mtrag.yaml"))
+    assert read_candidates(path, [name for name, _ in program.named_predictors()])  # raises on a step the program lacks
