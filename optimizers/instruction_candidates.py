@@ -75,7 +75,11 @@ def read_candidates(path: str | Path, step_names: list[str]) -> dict[str, list[s
     if not p.is_file():
         raise ConfigError(f"compile.instruction_candidates: {p} not found")
     try:
-        raw = json.loads(p.read_text(encoding="utf-8")) if p.suffix == ".json" else yaml.safe_load(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"compile.instruction_candidates: {p} cannot be read: {exc}") from exc
+    try:
+        raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"compile.instruction_candidates: {p} is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from exc
     if not isinstance(raw, dict):

@@ -106,6 +106,10 @@ def test_a_bad_file_names_itself_and_what_is_wrong(tmp_path, text, error):
         read_candidates(path, ["first", "second"])
     with pytest.raises(ConfigError, match="not found"):
         read_candidates(tmp_path / "missing.yaml", ["first"])
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="binary.yaml cannot be read"):
+        read_candidates(binary, ["first"])
 
 
 def test_a_bad_file_fails_before_any_lm_call(tmp_path, schema_lm):
