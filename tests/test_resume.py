@@ -9,7 +9,7 @@ import pytest
 from askfirst.datasets.jsonl import read_checkpoint
 from askfirst.datasets.questions import load_questions
 from askfirst.evaluation.runner import PREDICTIONS_FILE, judge_records, run_eval
-from askfirst.run_dir import write_atomic
+from askfirst.run_dir import FILE_MODE, write_atomic
 from tests.test_evaluate import ScriptedProgram, _script
 
 
@@ -82,6 +82,10 @@ def test_atomic_writes_leave_no_temporary_files(tmp_path):
     write_atomic(tmp_path / "metrics.json", "{}")
     write_atomic(tmp_path / "metrics.json", '{"n": 1}')
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"] and json.loads((tmp_path / "metrics.json").read_text()) == {"n": 1}
+    # The mode an ordinary file gets (umask applied), not the temporary file's owner-only 0600.
+    ordinary = tmp_path / "ordinary.txt"
+    ordinary.write_text("x")
+    assert (tmp_path / "metrics.json").stat().st_mode & 0o777 == ordinary.stat().st_mode & 0o777 == FILE_MODE
 
 
 def test_eval_resume_refuses_options_it_would_ignore(tmp_path, monkeypatch, capsys):
