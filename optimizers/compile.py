@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import demo_keys, read_program_state
 
 PROGRAM_FILE = "program.json"
+CANDIDATES_SNAPSHOT = "instruction_candidates"  # the compile.instruction_candidates file as the run read it
 SHIPPED = "askfirst:"  # program.compiled's prefix for a compiled program shipped in the package
 SHIPPED_DIR = Path(askfirst.__file__).parent / "compiled"
 logger = logging.getLogger(__name__)
@@ -40,6 +42,10 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     cfg = config.compile
     metric = build_objective(cfg.objective, recall_k=cfg.recall_k, judges=judges)
     trainset, valset = scored_by(metric, trainset, "trainset"), scored_by(metric, valset, "valset")
+    if cfg.instruction_candidates:  # config.yaml names the file; the run keeps what it said, should the file change later
+        candidates = Path(cfg.instruction_candidates).expanduser()
+        if candidates.is_file():  # a missing one fails, naming itself, when the optimiser reads it
+            shutil.copyfile(candidates, run_dir / f"{CANDIDATES_SNAPSHOT}{candidates.suffix}")
     log_dir = run_dir / cfg.optimizer
     verify_checkpoints(log_dir)  # before the optimiser unpickles anything it finds there
     optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=log_dir, seed=config.seed, use_mlflow=use_mlflow)

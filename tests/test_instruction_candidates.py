@@ -127,3 +127,21 @@ def test_candidates_need_miprov2(tmp_path, schema_lm):
     with pytest.raises(ConfigError, match="needs compile.optimizer=miprov2, not gepa"):
         build_optimizer(cfg, build_objective("outcome"), reflection_lm=schema_lm(), log_dir=tmp_path)
     assert isinstance(_mipro(tmp_path, schema_lm), CandidateMIPROv2)
+
+
+def test_the_run_folder_keeps_the_candidates_it_read(tmp_path, retriever, schema_lm):
+    from askfirst.datasets.questions import load_questions
+    from askfirst.optimizers.compile import compile_program, split_by_conversation
+    from tests.test_compile import SCRIPT, _program
+
+    path = tmp_path / "candidates.yaml"
+    path.write_text("responders.complete:\n  - Answer from the passages in one sentence, citing each one used.\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    config = load_config(overrides=[f"runs_dir={tmp_path}", "compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=1",
+                                     "compile.num_candidates=1", "compile.max_demos=0", "compile.objective=outcome",
+                                     f"compile.instruction_candidates={path}"])
+    train, val = split_by_conversation([e for e in load_questions("demo") if e.answerability == "ANSWERABLE"][:6], train_fraction=0.5)
+    with dspy.context(lm=schema_lm(SCRIPT), adapter=dspy.JSONAdapter()):
+        compile_program(_program(retriever), train, val, config=config, reflection_lm=schema_lm(), run_dir=run_dir)
+    assert (run_dir / "instruction_candidates.yaml").read_text() == path.read_text()
