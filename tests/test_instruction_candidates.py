@@ -6,11 +6,13 @@ import dspy
 import pytest
 from dspy.propose.grounded_proposer import GroundedProposer
 
-from askfirst.config import load_config
+from askfirst.config import ConfigError, load_config
+from askfirst.datasets.questions import load_questions
+from askfirst.optimizers.compile import compile_program, split_by_conversation
 from askfirst.optimizers.factory import build_optimizer
-from askfirst.config import ConfigError
 from askfirst.optimizers.instruction_candidates import CandidateMIPROv2, guarded, not_an_instruction, read_candidates
 from askfirst.optimizers.objectives import build_objective
+from tests.test_compile import SCRIPT, _program
 
 CLARIFY = ("The user's question is ambiguous: it could refer to several different things in the passages. Ask one short "
            "clarifying question that lists the concrete options the passages reveal, so the user can pick one (for example: "
@@ -104,6 +106,9 @@ def test_a_bad_file_names_itself_and_what_is_wrong(tmp_path, text, error):
     path.write_text(text)
     with pytest.raises(ConfigError, match=error):
         read_candidates(path, ["first", "second"])
+
+
+def test_a_missing_or_unreadable_file_names_itself(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         read_candidates(tmp_path / "missing.yaml", ["first"])
     binary = tmp_path / "binary.yaml"
@@ -130,10 +135,6 @@ def test_candidates_need_miprov2(tmp_path, schema_lm):
 
 
 def test_the_run_folder_keeps_the_candidates_it_read(tmp_path, retriever, schema_lm):
-    from askfirst.datasets.questions import load_questions
-    from askfirst.optimizers.compile import compile_program, split_by_conversation
-    from tests.test_compile import SCRIPT, _program
-
     path = tmp_path / "candidates.yaml"
     path.write_text("responders.complete:\n  - Answer from the passages in one sentence, citing each one used.\n")
     run_dir = tmp_path / "run"
