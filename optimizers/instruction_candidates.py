@@ -23,6 +23,7 @@ from pathlib import Path
 
 import dspy
 import yaml
+from dspy.utils.exceptions import ContextWindowExceededError
 
 from askfirst.config import ConfigError
 
@@ -118,7 +119,14 @@ class CandidateMIPROv2(dspy.MIPROv2):
 
     def _propose_instructions(self, program, *args, **kwargs) -> dict[int, list[str]]:
         names = [name for name, _ in program.named_predictors()]
-        candidates = super()._propose_instructions(program, *args, **kwargs)
+        try:
+            candidates = super()._propose_instructions(program, *args, **kwargs)
+        except ContextWindowExceededError as exc:
+            # Measured: with the program's source in its prompt, the askfirst program's proposals asked the 1.5B for
+            # about 10,000 tokens at n_ctx 8192. Said as one line, with what to change, not as a traceback.
+            raise ConfigError(f"MIPROv2's prompt model cannot hold what compile.proposer_context gives it ({exc}). Leave "
+                              "'program' (the program's source) or 'data' out of compile.proposer_context, or give "
+                              "compile.reflection_lm a larger context (n_ctx for a local model).") from exc
         if self.guard:
             candidates = guarded(candidates, names)
         for i, name in enumerate(names):

@@ -5,6 +5,7 @@ import inspect
 import dspy
 import pytest
 from dspy.propose.grounded_proposer import GroundedProposer
+from dspy.utils.exceptions import ContextWindowExceededError
 
 from askfirst.config import ConfigError, load_config
 from askfirst.datasets.questions import load_questions
@@ -146,3 +147,12 @@ def test_the_run_folder_keeps_the_candidates_it_read(tmp_path, retriever, schema
     with dspy.context(lm=schema_lm(SCRIPT), adapter=dspy.JSONAdapter()):
         compile_program(_program(retriever), train, val, config=config, reflection_lm=schema_lm(), run_dir=run_dir)
     assert (run_dir / "instruction_candidates.yaml").read_text() == path.read_text()
+
+
+def test_a_prompt_model_too_small_for_the_proposer_context_is_a_clear_error(monkeypatch, tmp_path, schema_lm):
+    def overflow(self, **kwargs):
+        raise ContextWindowExceededError(model="local/qwen", message="Requested tokens (10002) exceed context window of 8192")
+
+    monkeypatch.setattr(GroundedProposer, "propose_instructions_for_program", overflow)
+    with pytest.raises(ConfigError, match=r"10002.*Leave 'program' \(the program's source\) or 'data' out of compile.proposer_context"):
+        _proposed(_mipro(tmp_path, schema_lm), TwoSteps())
