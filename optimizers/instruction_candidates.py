@@ -124,7 +124,8 @@ class CandidateMIPROv2(dspy.MIPROv2):
         except ContextWindowExceededError as exc:
             # Measured: with the program's source in its prompt, the askfirst program's proposals asked the 1.5B for
             # about 10,000 tokens at n_ctx 8192. Said as one line, with what to change, not as a traceback.
-            raise ConfigError(f"MIPROv2's prompt model cannot hold what compile.proposer_context gives it ({exc}). Leave "
+            said = str(exc).strip().splitlines()[0]  # DSPy's own "To fix" list follows; what to change here is below
+            raise ConfigError(f"MIPROv2's prompt model cannot hold what compile.proposer_context gives it ({said}). Leave "
                               "'program' (the program's source) or 'data' out of compile.proposer_context, or give "
                               "compile.reflection_lm a larger context (n_ctx for a local model).") from exc
         if self.guard:
