@@ -18,6 +18,7 @@ from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-ex
 from askfirst.optimizers.checkpoint_signing import sign_checkpoints, verify_checkpoints
 from askfirst.optimizers.demo_selection import interleaved_by_label
 from askfirst.optimizers.factory import build_optimizer, mipro_proposer_options
+from askfirst.optimizers.instruction_candidates import read_candidates
 from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import demo_keys, read_program_state
 
@@ -42,13 +43,16 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     cfg = config.compile
     metric = build_objective(cfg.objective, recall_k=cfg.recall_k, judges=judges)
     trainset, valset = scored_by(metric, trainset, "trainset"), scored_by(metric, valset, "valset")
-    if cfg.instruction_candidates:  # config.yaml names the file; the run keeps what it said, should the file change later
-        candidates = Path(cfg.instruction_candidates).expanduser()
-        if candidates.is_file():  # a missing one fails, naming itself, when the optimiser reads it
-            shutil.copyfile(candidates, run_dir / f"{CANDIDATES_SNAPSHOT}{candidates.suffix}")
+    candidates = None
+    if cfg.instruction_candidates and cfg.optimizer == "miprov2":  # build_optimizer refuses them for another optimiser
+        path = Path(cfg.instruction_candidates).expanduser()
+        # Read before any LM call, so a bad file fails first; config.yaml only names it, so the run keeps what it said.
+        candidates = read_candidates(path, [name for name, _ in program.named_predictors()])
+        shutil.copyfile(path, run_dir / f"{CANDIDATES_SNAPSHOT}{path.suffix}")
     log_dir = run_dir / cfg.optimizer
     verify_checkpoints(log_dir)  # before the optimiser unpickles anything it finds there
-    optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=log_dir, seed=config.seed, use_mlflow=use_mlflow)
+    optimizer = build_optimizer(cfg, metric, reflection_lm=reflection_lm, log_dir=log_dir, seed=config.seed, use_mlflow=use_mlflow,
+                                candidates=candidates)
     try:
         if cfg.optimizer == "bootstrap":
             compiled = optimizer.compile(program, trainset=interleaved_by_label(trainset) if cfg.demos_by_label else trainset)

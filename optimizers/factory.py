@@ -11,13 +11,15 @@ from askfirst.optimizers.demo_selection import labels_agree
 from askfirst.optimizers.instruction_candidates import CandidateMIPROv2
 
 
-def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0, use_mlflow: bool = False):
+def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_dir: Path, seed: int = 0, use_mlflow: bool = False,
+                    candidates: dict[str, list[str]] | None = None):
     """An optimiser whose checkpoints go to ``log_dir``, so an interrupted compile resumes from there.
 
     Args:
         metric: An objective from ``build_objective``: GEPA gets its feedback form, MIPROv2 its float form.
         reflection_lm: GEPA's reflection LM, MIPROv2's prompt model.
         use_mlflow: GEPA logs its per-iteration scores into the active MLflow run.
+        candidates: MIPROv2: the ``compile.instruction_candidates`` file as ``read_candidates`` gives it.
     """
     if cfg.demos_by_label and cfg.optimizer != "bootstrap":
         raise ConfigError(f"compile.demos_by_label chooses BootstrapFewShot's demonstrations: it needs compile.optimizer=bootstrap, not {cfg.optimizer}")
@@ -45,7 +47,7 @@ def build_optimizer(cfg: CompileConfig, metric, *, reflection_lm: dspy.LM, log_d
     # No labelled demos: a task's gold fields are not its steps' outputs, so they cannot show a step what to write.
     return CandidateMIPROv2(metric=metric.as_float(), prompt_model=reflection_lm, num_threads=cfg.threads, log_dir=str(log_dir),
                             seed=seed, max_bootstrapped_demos=cfg.max_demos, max_labeled_demos=0, guard=cfg.instruction_guard,
-                            candidates_file=cfg.instruction_candidates, **budget)
+                            candidates=candidates, **budget)
 
 
 def mipro_proposer_options(cfg: CompileConfig) -> dict:

@@ -57,10 +57,10 @@ class TwoSteps(dspy.Module):
         self.second = dspy.Predict("answer -> reply")
 
 
-def _mipro(tmp_path, schema_lm, *overrides):
+def _mipro(tmp_path, schema_lm, *overrides, candidates=None):
     cfg = load_config(overrides=["compile.optimizer=miprov2", "compile.auto=null", "compile.max_demos=0", *overrides]).compile
     with dspy.context(lm=schema_lm()):  # MIPROv2's task model
-        return build_optimizer(cfg, build_objective("outcome"), reflection_lm=schema_lm(), log_dir=tmp_path)
+        return build_optimizer(cfg, build_objective("outcome"), reflection_lm=schema_lm(), log_dir=tmp_path, candidates=candidates)
 
 
 def _proposed(optimizer, program):
@@ -88,9 +88,8 @@ def test_a_file_adds_candidates_to_the_steps_it_names(monkeypatch, tmp_path, sch
     monkeypatch.setattr(GroundedProposer, "propose_instructions_for_program", lambda self, **kwargs: {i: list(t) for i, t in PROPOSED.items()})
     path = tmp_path / "candidates.yaml"
     path.write_text("second:\n  - Reply in one sentence to the reader.\n  - Reply with the answer's number only?\n")
-    optimizer = _mipro(tmp_path, schema_lm, f"compile.instruction_candidates={path}")
+    optimizer = _mipro(tmp_path, schema_lm, candidates=read_candidates(path, ["first", "second"]))  # as compile_program reads it
     program = TwoSteps()
-    optimizer._extra = read_candidates(path, ["first", "second"])  # as its compile() does before any LM call
     # A file's own candidates are not guarded (a researcher wrote them), and one the prompt model also proposed is kept once.
     assert _proposed(optimizer, program)[1] == [program.second.signature.instructions, "Reply in one sentence to the reader.",
                                                 "Reply with the answer's number only?"]
@@ -118,13 +117,24 @@ def test_a_missing_or_unreadable_file_names_itself(tmp_path):
         read_candidates(binary, ["first"])
 
 
-def test_a_bad_file_fails_before_any_lm_call(tmp_path, schema_lm):
+def _compile_with(tmp_path, retriever, lm, schema_lm, path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    config = load_config(overrides=[f"runs_dir={tmp_path}", "compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=1",
+                                     "compile.num_candidates=1", "compile.max_demos=0", "compile.objective=outcome",
+                                     f"compile.instruction_candidates={path}"])
+    train, val = split_by_conversation([e for e in load_questions("demo") if e.answerability == "ANSWERABLE"][:6], train_fraction=0.5)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        compile_program(_program(retriever), train, val, config=config, reflection_lm=schema_lm(), run_dir=run_dir)
+    return run_dir
+
+
+def test_a_bad_file_fails_before_any_lm_call(tmp_path, retriever, schema_lm):
     path = tmp_path / "candidates.json"
     path.write_text('{"thrid": ["Answer."]}')
-    lm = schema_lm()
-    optimizer = _mipro(tmp_path, schema_lm, f"compile.instruction_candidates={path}")
-    with dspy.context(lm=lm), pytest.raises(ConfigError, match="thrid"):
-        optimizer.compile(TwoSteps(), trainset=[dspy.Example(question="q", answer="a").with_inputs("question")] * 2, num_trials=1)
+    lm = schema_lm(SCRIPT)
+    with pytest.raises(ConfigError, match="thrid"):
+        _compile_with(tmp_path, retriever, lm, schema_lm, path)
     assert lm.engine.calls == 0
 
 
@@ -138,14 +148,7 @@ def test_candidates_need_miprov2(tmp_path, schema_lm):
 def test_the_run_folder_keeps_the_candidates_it_read(tmp_path, retriever, schema_lm):
     path = tmp_path / "candidates.yaml"
     path.write_text("responders.complete:\n  - Answer from the passages in one sentence, citing each one used.\n")
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    config = load_config(overrides=[f"runs_dir={tmp_path}", "compile.optimizer=miprov2", "compile.auto=null", "compile.num_trials=1",
-                                     "compile.num_candidates=1", "compile.max_demos=0", "compile.objective=outcome",
-                                     f"compile.instruction_candidates={path}"])
-    train, val = split_by_conversation([e for e in load_questions("demo") if e.answerability == "ANSWERABLE"][:6], train_fraction=0.5)
-    with dspy.context(lm=schema_lm(SCRIPT), adapter=dspy.JSONAdapter()):
-        compile_program(_program(retriever), train, val, config=config, reflection_lm=schema_lm(), run_dir=run_dir)
+    run_dir = _compile_with(tmp_path, retriever, schema_lm(SCRIPT), schema_lm, path)
     assert (run_dir / "instruction_candidates.yaml").read_text() == path.read_text()
 
 
