@@ -156,13 +156,14 @@ class AskFirstProgram(dspy.Module):
 
     def _answer(self, question: str, history: str, state: dict) -> Reply:
         extras = state["extras"]
+        said_before = history_text(history)  # what earlier turns say, for the lexical cues
         query, extras["rewrite_refused"] = self._standalone(question, history)
         extras["standalone_query"] = query
         extras["stage"] = self._route(query, history)
         self._retrieve(query, history, state)
         extras["top_cosine"] = self.top_cosine(query)
         if (self.config.dangling_follow_up if history else self.config.dangling_reference) and self.config.mode == "ask_first":  # answer_all asks nothing
-            extras["dangling"] = unseen_demonstratives(question, history_text(history)) if history else dangling_references(question)
+            extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
             if extras["dangling"]:  # "When did he return to work?", "this tricolor flag": no search can tell which is meant
                 state["label"], state["confidence"] = "UNDERSPECIFIED", 1.0
                 # The responder lists readings from the passages; the pronoun it does not name is what is unclear.
@@ -206,7 +207,7 @@ class AskFirstProgram(dspy.Module):
         if (route == "idk" or answered_first) and self.config.referent_cue and self.config.mode == "ask_first" and not extras["gated"]:
             # Nothing answers it, and it names its thing only by its kind: the user may mean one the collection has. A first
             # question answered from one X when other documents have one too may have meant another.
-            extras["referent_cue"] = unnamed_referents(question, history_text(history)) if history else [
+            extras["referent_cue"] = unnamed_referents(question, said_before) if history else [
                 word for word in bare_referents(question, max_words=self.config.first_turn_cue_words)
                 if len(documents_with(word, state["ranking"])) >= (2 if answered_first else 1)]
             if extras["referent_cue"]:
