@@ -115,6 +115,22 @@ def test_answering_every_reading_is_not_cut_short_by_the_referent_check(schema_l
     assert reply.route == "answer" and reply.referent["flagged"] and reply.citations == ["fees-lab", "fees-registration"]
 
 
+def test_answering_all_readings_plans_them_searches_each_and_answers_them_in_one_long_answer(schema_lm):
+    written = []
+    readings = {"clarified_queries": ["How much is the laboratory fee?", "How much is the registration fee?"]}
+    long_answer = {"short_answers": ["EUR 85", "EUR 60"], "long_answer": "The laboratory fee is EUR 85; the registration fee is EUR 60."}
+    script = scripted(clarified_queries=readings, long_answer=lambda text: written.append(text) or long_answer)
+    reply, program, retriever, _ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", "askfirst.ambiguity=off", script=script)
+    assert reply.route == "answer" and reply.answer == long_answer["long_answer"] and reply.options == readings["clarified_queries"]
+    assert retriever.calls[-2:] == [[q] for q in readings["clarified_queries"]]  # each reading searched, no LM call
+    assert "1. How much is the laboratory fee?\n[fees-lab]" in written[0] and "2. How much is the registration fee?" in written[0]
+    assert reply.citations and set(reply.citations) <= {p.passage_id for p in reply.evidence}
+    reply, program, _, _ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", "askfirst.ambiguity=off",
+                               "askfirst.answer_all_readings=false", script=script)
+    assert reply.answer == "The lab fee is EUR 85." and reply.citations == ["fees-lab"]  # the complete-answer responder's
+    assert not {"readings", "write_readings"} & {n.split(".")[0] for n, _ in program.named_predictors()}
+
+
 def test_diverging_evidence_asks_first_naming_the_documents(schema_lm):
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=either")
     assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"] and reply.label == "UNDERSPECIFIED"

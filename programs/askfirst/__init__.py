@@ -37,6 +37,7 @@ def _prepare_index(config, store, *, docs=None, progress=None):
 SPEC = ProgramSpec(
     name="askfirst", build=_build, section="askfirst", config_model=AskfirstConfig, prepare_index=_prepare_index,
     description="askfirst: standalone question, complexity router, notes loop, URASys FAQ fusion, evidence assessment (per-passage answers, key terms), "
-                "asking first on divergence or the detector, escalation, MAF-RAG's debate, responders",
+                "asking first on divergence or the detector (or answering every reading with CLARION's planner and writer), escalation, "
+                "MAF-RAG's debate, responders",
     lm_roles={"retrieval_lm": ("rewrite", "retrieval.", "reranker.", "expand")}, index_switch="askfirst.faq=true",
 )

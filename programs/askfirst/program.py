@@ -24,9 +24,14 @@ from askfirst.programs.common.responders import clarifying_question, partial_rep
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, ReferentLabel, StandaloneQuestion, UnnamedReferent
-from askfirst.signatures.clarion import AnalyzeAmbiguity
+from askfirst.signatures.clarion import AnalyzeAmbiguity, ClarifyQuery, WriteLongAnswer
 from askfirst.signatures.mafrag import ExpandQuery
 from askfirst.signatures.r2rag import RouteComplexity
+
+
+# The readings answer_all's writer gets at most, each with program.evidence_k passages: its prompt stays within the
+# offline LM's context whatever the planner lists.
+MAX_READINGS = 4
 
 
 def assessed_passages(ranking: list[Passage], *, evidence_k: int, documents: int) -> list[Passage]:
@@ -88,7 +93,9 @@ class AskFirstProgram(dspy.Module):
        does a why-, how-to or yes/no question, whose passages explain rather than name) and/or CLARION's detector
        grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
        in ``answer_all`` mode each reading is answered by the passage that gives it, citing it (ASQA-style
-       benchmarks).
+       benchmarks), and an answered question whose readings divergence did not name goes to CLARION's planner and
+       writer (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
+       searched, and the writer answers every reading its passages support in one long answer.
     7. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
        ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (the gate then takes
        the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
@@ -137,6 +144,10 @@ class AskFirstProgram(dspy.Module):
         self.assess = dspy.Predict(AssessEvidence)
         self.passage_answers = dspy.Predict(PassageAnswers) if config.ambiguity in ("divergence", "both", "either") else None
         self.expand = dspy.Predict(ExpandQuery) if config.escalation else None
+        # answer_all's answer: CLARION's planner writes the readings, each is searched, and its writer answers them all.
+        readings = config.mode == "answer_all" and config.answer_all_readings
+        self.readings = dspy.Predict(ClarifyQuery) if readings else None
+        self.write_readings = dspy.Predict(WriteLongAnswer) if readings else None
         self.debate, self.debate_settings = debate, debate_settings
         self.responders = notes.responders
 
@@ -196,6 +207,8 @@ class AskFirstProgram(dspy.Module):
                 route = "clarify"
         if self.expand is not None and self._unsure(route, state):
             route = self._escalate(query, history, state, route)
+        if route == "answer" and self.readings is not None:
+            return self._answer_readings(query, state)
         if self.debate is not None and self._unsure(route, state):
             debated = self._debated(query, state)
             if debated is not None:
@@ -400,6 +413,23 @@ class AskFirstProgram(dspy.Module):
         answer = " ".join(f"{title}: {text} [{pid}]." for title, text, pid in readings)
         return Reply(route="answer", answer=answer, citations=[pid for _, _, pid in readings], options=[t for t, _, _ in readings],
                      label=state["label"], confidence=state["confidence"], **self._shared(state), **state["extras"])
+
+    def _answer_readings(self, query: str, state: dict) -> Reply:
+        """``answer_all``: CLARION's planner rewrites the question into its readings on the evidence, each reading is
+        searched (no LM call), and CLARION's writer answers every reading its passages support, in one long answer."""
+        chars = self.program_config.passage_chars
+        view = format_passages(state["evidence"], max_chars=chars)
+        out = call_predictor(self.readings, "askfirst_readings", retries=self.retries, query=query,
+                             analysis="Not analysed: write the readings the passages tell apart.", passages=view)
+        readings = list(dict.fromkeys(r.strip() for r in out.clarified_queries or [] if r.strip()))[:MAX_READINGS] or [query]
+        found = [self.resources.search([r], self.program_config.evidence_k) for r in readings]
+        described = "\n\n".join(f"{i}. {r}\n{format_passages(f, max_chars=chars)}" for i, (r, f) in enumerate(zip(readings, found), start=1))
+        final = call_predictor(self.write_readings, "askfirst_answer_readings", retries=self.retries, query=query, interpretations=described)
+        passages = list({p.passage_id: p for f in found for p in f}.values())
+        state["evidence"] = passages + [p for p in state["evidence"] if p.passage_id not in {q.passage_id for q in passages}]
+        return Reply(route="answer", answer=final.long_answer, citations=[p.passage_id for p in passages], options=readings,
+                     label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"],
+                     **self._shared(state), **state["extras"])
 
     def _escalate(self, query: str, history: str, state: dict, route: str) -> str:
         expansions = call_predictor(self.expand, "askfirst_expand", retries=self.retries, query=query).expansions or []
