@@ -111,7 +111,7 @@ def test_with_a_threshold_the_labels_probability_decides_not_the_label_written(t
 
 def test_answering_every_reading_is_not_cut_short_by_the_referent_check(schema_lm):
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", "askfirst.referent_check=true",
-                    script=scripted(unnamed=referent("UNDERSPECIFIED")))
+                    "askfirst.answer_all_readings=false", script=scripted(unnamed=referent("UNDERSPECIFIED")))
     assert reply.route == "answer" and reply.referent["flagged"] and reply.citations == ["fees-lab", "fees-registration"]
 
 
@@ -120,11 +120,13 @@ def test_answering_all_readings_plans_them_searches_each_and_answers_them_in_one
     readings = {"clarified_queries": ["How much is the laboratory fee?", "How much is the registration fee?"]}
     long_answer = {"short_answers": ["EUR 85", "EUR 60"], "long_answer": "The laboratory fee is EUR 85; the registration fee is EUR 60."}
     script = scripted(clarified_queries=readings, long_answer=lambda text: written.append(text) or long_answer)
-    reply, program, retriever, _ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", "askfirst.ambiguity=off", script=script)
-    assert reply.route == "answer" and reply.answer == long_answer["long_answer"] and reply.options == readings["clarified_queries"]
-    assert retriever.calls[-2:] == [[q] for q in readings["clarified_queries"]]  # each reading searched, no LM call
-    assert "1. How much is the laboratory fee?\n[fees-lab]" in written[0] and "2. How much is the registration fee?" in written[0]
-    assert reply.citations and set(reply.citations) <= {p.passage_id for p in reply.evidence}
+    for setting in ("askfirst.ambiguity=off", "askfirst.ambiguity=divergence"):  # whether or not divergence named the readings
+        reply, program, retriever, _ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", setting, script=script)
+        assert reply.route == "answer" and reply.answer == long_answer["long_answer"] and reply.options == readings["clarified_queries"]
+        assert retriever.calls[-2:] == [[q] for q in readings["clarified_queries"]]  # each reading searched, no LM call
+        assert "1. How much is the laboratory fee?\n[fees-lab]" in written[-1] and "2. How much is the registration fee?" in written[-1]
+        assert reply.citations and set(reply.citations) <= {p.passage_id for p in reply.evidence}
+    assert len(written) == 2
     reply, program, _, _ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", "askfirst.ambiguity=off",
                                "askfirst.answer_all_readings=false", script=script)
     assert reply.answer == "The lab fee is EUR 85." and reply.citations == ["fees-lab"]  # the complete-answer responder's
@@ -170,9 +172,10 @@ def test_the_detector_alone_asks_with_its_aspects(schema_lm):
 
 @pytest.mark.parametrize("setting", ["askfirst.ambiguity=off", "askfirst.mode=answer_all"])
 def test_no_asking_when_switched_off_or_answering_all(schema_lm, setting):
-    reply, program, _, _ = run(schema_lm, "How much is the fee?", setting, "askfirst.first_turn_cue_answered=false")
+    reply, program, _, _ = run(schema_lm, "How much is the fee?", setting, "askfirst.first_turn_cue_answered=false",
+                               "askfirst.answer_all_readings=false")
     assert reply.route == "answer"
-    if setting == "askfirst.mode=answer_all":  # each reading answered by its own passage, cited
+    if setting == "askfirst.mode=answer_all":  # without the readings stage, each reading answered by its own passage, cited
         assert reply.answer == "Laboratory fee: EUR 85 [fees-lab]. Registration fee: EUR 60 [fees-registration]."
         assert reply.citations == ["fees-lab", "fees-registration"]
     names = {n.split(".")[0] for n, _ in program.named_predictors()}

@@ -109,12 +109,13 @@ class AskfirstConfig(ConfigSection):
                                      "none (route accuracy 0.636 -> 0.545); on the validation half it moved one task each way (bench/RESULTS.md).")
     mode: Literal["ask_first", "answer_all"] = Field("ask_first", description="ask_first: an ambiguous question gets a clarifying "
                                                      "question naming the readings; answer_all: each reading is answered by the passage that gives it (ASQA-style benchmarks).")
-    answer_all_readings: bool = Field(True, description="answer_all's answer to a question whose readings divergence did not name: "
-                                      "CLARION's planner writes the readings on the evidence, each is searched (no LM call) and CLARION's "
-                                      "writer answers them all in one long answer (one LM call more than the complete-answer responder, "
-                                      "which is used when off). ASQA dev STR-EM: on the first 30 questions, where it was designed, 0.172 -> 0.250; on "
-                                      "a seeded sample of 30 more, 0.342 -> 0.356 (CI across zero), as CLARION's 0.250 and 0.361 at "
-                                      "half its LM calls (bench/RESULTS.md).")
+    answer_all_readings: bool = Field(True, description="answer_all's answer to an answered question: CLARION's planner writes "
+                                      "its readings on the evidence, each is searched (no LM call) and CLARION's writer answers them "
+                                      "all in one long answer (one LM call more than the complete-answer responder). Off: the "
+                                      "readings divergence named are answered passage by passage, and the rest by the responder. ASQA "
+                                      "dev STR-EM: on the first 30 questions, where it was designed, 0.172 -> 0.267; on a seeded "
+                                      "sample of 30 more, 0.342 -> 0.381 (CIs across zero on the sample), CLARION 0.250 and 0.361 at about "
+                                      "twice the LM calls (bench/RESULTS.md).")
     min_top_cosine: float | None = Field(
         None, ge=-1, le=1, description="The retrieval gate (MAF-RAG's VOR confidence, the top dense cosine of the searched query): below "
         "it the question is UNANSWERABLE without the assessment call (then escalation may retrieve again). null: off. The value is "

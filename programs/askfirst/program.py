@@ -92,10 +92,10 @@ class AskFirstProgram(dspy.Module):
        word the others lack skips that call, as its divergence would be discarded, and with ``factoid_divergence`` so
        does a why-, how-to or yes/no question, whose passages explain rather than name) and/or CLARION's detector
        grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
-       in ``answer_all`` mode each reading is answered by the passage that gives it, citing it (ASQA-style
-       benchmarks), and an answered question whose readings divergence did not name goes to CLARION's planner and
-       writer (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
-       searched, and the writer answers every reading its passages support in one long answer.
+       in ``answer_all`` mode (ASQA-style benchmarks) an answered question goes to CLARION's planner and writer
+       (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
+       searched, and the writer answers every reading its passages support in one long answer; with that off, each
+       reading divergence named is answered by the passage that gives it, citing it.
     7. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
        ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (the gate then takes
        the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
@@ -197,7 +197,7 @@ class AskFirstProgram(dspy.Module):
         # A partial one has a part they answer and a part they lack, not readings to choose between.
         if self.config.ambiguity != "off" and state["evidence"] and state["label"] not in ("UNANSWERABLE", "PARTIAL"):
             options = self._ambiguous(query, history, state)
-            each = self._answer_each_reading(state) if options and self.config.mode == "answer_all" else None
+            each = self._answer_each_reading(state) if options and self.config.mode == "answer_all" and self.readings is None else None
             if each is not None:
                 return each
             if options and self.config.mode == "ask_first":  # the readings are known: name them
