@@ -108,7 +108,8 @@ class AskfirstConfig(ConfigSection):
                                      "MTRAG-UN's training half (22 tasks) it sent 2 ANSWERABLE tasks to 'I don't know' and righted "
                                      "none (route accuracy 0.636 -> 0.545); on the validation half it moved one task each way (bench/RESULTS.md).")
     mode: Literal["ask_first", "answer_all"] = Field("ask_first", description="ask_first: an ambiguous question gets a clarifying "
-                                                     "question naming the readings; answer_all: each reading is answered by the passage that gives it (ASQA-style benchmarks).")
+                                                     "question naming the readings; answer_all: nothing is asked, and every reading is answered (answer_all_readings; ASQA-style "
+                                                     "benchmarks).")
     answer_all_readings: bool = Field(True, description="answer_all's answer to an answered question: CLARION's planner writes "
                                       "its readings on the evidence, each is searched (no LM call) and CLARION's writer answers them "
                                       "all in one long answer (one LM call more than the complete-answer responder). Off: the "
