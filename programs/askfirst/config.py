@@ -114,9 +114,9 @@ class AskfirstConfig(ConfigSection):
                                       "its readings on the evidence, each is searched (no LM call) and CLARION's writer answers them "
                                       "all in one long answer (one LM call more than the complete-answer responder). Off: the "
                                       "readings divergence named are answered passage by passage, and the rest by the responder. ASQA "
-                                      "dev STR-EM: on the first 30 questions, where it was designed, 0.172 -> 0.267; on a seeded "
-                                      "sample of 30 more, 0.342 -> 0.381 (CIs across zero on the sample), CLARION 0.250 and 0.361 at about "
-                                      "twice the LM calls (bench/RESULTS.md).")
+                                      "dev STR-EM, off -> on: the first 30 questions, where it was designed, 0.172 -> 0.267; two seeded "
+                                      "samples of 30, 0.342 -> 0.381 and 0.216 -> 0.327; +0.080 [+0.029, +0.136] on the 82 distinct "
+                                      "questions. CLARION scored 0.250 and 0.361 on the first two at about twice the LM calls (bench/RESULTS.md).")
     min_top_cosine: float | None = Field(
         None, ge=-1, le=1, description="The retrieval gate (MAF-RAG's VOR confidence, the top dense cosine of the searched query): below "
         "it the question is UNANSWERABLE without the assessment call (then escalation may retrieve again). null: off. The value is "
