@@ -120,12 +120,13 @@ def test_answering_all_readings_plans_them_searches_each_and_answers_them_in_one
     readings = {"clarified_queries": ["How much is the laboratory fee?", "How much is the registration fee?"]}
     long_answer = {"short_answers": ["EUR 85", "EUR 60"], "long_answer": "The laboratory fee is EUR 85; the registration fee is EUR 60."}
     script = scripted(clarified_queries=readings, long_answer=lambda text: written.append(text) or long_answer)
-    for setting in ("askfirst.ambiguity=off", "askfirst.ambiguity=divergence"):  # whether or not divergence named the readings
+    for setting in ("askfirst.ambiguity=off", "askfirst.ambiguity=divergence"):  # whether or not divergence is on
         reply, program, retriever, _ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", setting, script=script)
         assert reply.route == "answer" and reply.answer == long_answer["long_answer"] and reply.options == readings["clarified_queries"]
         assert retriever.calls[-2:] == [[q] for q in readings["clarified_queries"]]  # each reading searched, no LM call
         assert "1. How much is the laboratory fee?\n[fees-lab]" in written[-1] and "2. How much is the registration fee?" in written[-1]
         assert reply.citations and set(reply.citations) <= {p.passage_id for p in reply.evidence}
+        assert "passage_answers" not in {n.split(".")[0] for n, _ in program.named_predictors()}  # every reading answered: none asked
     assert len(written) == 2
     reply, program, _, _ = run(schema_lm, "How much is the fee?", "askfirst.mode=answer_all", "askfirst.ambiguity=off",
                                "askfirst.answer_all_readings=false", script=script)

@@ -140,14 +140,16 @@ class AskFirstProgram(dspy.Module):
         self.retrieval = notes.retrieval if config.complexity_router != "simple" else None
         self.reranker = notes.reranker
         self.referent = dspy.Predict(UnnamedReferent) if config.referent_check else None
-        self.detect = dspy.Predict(AnalyzeAmbiguity) if config.ambiguity in ("detector", "both", "either") else None
-        self.assess = dspy.Predict(AssessEvidence)
-        self.passage_answers = dspy.Predict(PassageAnswers) if config.ambiguity in ("divergence", "both", "either") else None
-        self.expand = dspy.Predict(ExpandQuery) if config.escalation else None
         # answer_all's answer: CLARION's planner writes the readings, each is searched, and its writer answers them all.
         readings = config.mode == "answer_all" and config.answer_all_readings
         self.readings = dspy.Predict(ClarifyQuery) if readings else None
         self.write_readings = dspy.Predict(WriteLongAnswer) if readings else None
+        # With the readings stage every reading is answered whatever the ambiguity signals say: neither is asked.
+        ambiguity = "off" if readings else config.ambiguity
+        self.detect = dspy.Predict(AnalyzeAmbiguity) if ambiguity in ("detector", "both", "either") else None
+        self.assess = dspy.Predict(AssessEvidence)
+        self.passage_answers = dspy.Predict(PassageAnswers) if ambiguity in ("divergence", "both", "either") else None
+        self.expand = dspy.Predict(ExpandQuery) if config.escalation else None
         self.debate, self.debate_settings = debate, debate_settings
         self.responders = notes.responders
 
@@ -197,7 +199,7 @@ class AskFirstProgram(dspy.Module):
         # A partial one has a part they answer and a part they lack, not readings to choose between.
         if self.config.ambiguity != "off" and state["evidence"] and state["label"] not in ("UNANSWERABLE", "PARTIAL"):
             options = self._ambiguous(query, history, state)
-            each = self._answer_each_reading(state) if options and self.config.mode == "answer_all" and self.readings is None else None
+            each = self._answer_each_reading(state) if options and self.config.mode == "answer_all" else None
             if each is not None:
                 return each
             if options and self.config.mode == "ask_first":  # the readings are known: name them
@@ -425,8 +427,9 @@ class AskFirstProgram(dspy.Module):
         found = [self.resources.search([r], self.program_config.evidence_k) for r in readings]
         described = "\n\n".join(f"{i}. {r}\n{format_passages(f, max_chars=chars)}" for i, (r, f) in enumerate(zip(readings, found), start=1))
         final = call_predictor(self.write_readings, "askfirst_answer_readings", retries=self.retries, query=query, interpretations=described)
-        passages = list({p.passage_id: p for f in found for p in f}.values())
-        state["evidence"] = passages + [p for p in state["evidence"] if p.passage_id not in {q.passage_id for q in passages}]
+        searched = {p.passage_id: p for f in found for p in f}
+        passages = list(searched.values())
+        state["evidence"] = passages + [p for p in state["evidence"] if p.passage_id not in searched]
         return Reply(route="answer", answer=final.long_answer, citations=[p.passage_id for p in passages], options=readings,
                      label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"],
                      **self._shared(state), **state["extras"])
