@@ -449,8 +449,8 @@ class AskFirstProgram(dspy.Module):
         new_route = self._assess(query, history, state, evidence, top_cosine=top_cosine)
         state["extras"]["escalated"] = True
         if new_route in ("answer", "partial"):
-            state["evidence"] = evidence
-            state["ranking"] = evidence + [p for p in state["ranking"] if p.passage_id not in {e.passage_id for e in evidence}]
+            state["evidence"], shown = evidence, {e.passage_id for e in evidence}
+            state["ranking"] = evidence + [p for p in state["ranking"] if p.passage_id not in shown]
             return new_route
         state.update(before)  # the first assessment stands, with what it recorded
         state["extras"].update(before_extras)
