@@ -121,6 +121,8 @@ class DataConfig(ConfigSection):
     collection: str | None = Field(None, description="Qdrant collection name; default derived from the corpus (and the scope).")
     questions: str = Field("demo", description="'demo', a named benchmark set ('mtrag', 'mtrag:cloud'), or a question-set JSONL in askfirst's format.")
     limit: int | None = Field(None, ge=1, description="Only the first N questions (applied before data.split).")
+    per_label: int | None = Field(None, ge=1, description="Only the first N questions of each answerability label (after the shuffle, "
+                                  "before the limit): a sample that holds a set's rare labels, e.g. MTRAG synthetic's 20 UNANSWERABLE of 1,181.")
     shuffle: bool = Field(False, description="Shuffle the question set with `seed` before the limit, so the first N are a random sample "
                           "(benchmark files are often sorted, e.g. every unanswerable question last).")
     split: Literal["all", "train", "validation"] = Field("all", description="Which half (by conversation, as compile splits) eval/ablate use.")

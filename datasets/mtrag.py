@@ -14,6 +14,7 @@ from askfirst.datasets.jsonl import read_jsonl
 COLLECTIONS = ("clapnq", "cloud", "fiqa", "govt")
 # Task files call the cloud collection "ibmcloud"; its qrels and passage pool files say "cloud".
 _COLLECTION_ALIASES = {"ibmcloud": "cloud"}
+SYNTHETIC_FILE = "mtrag_synthetic/synthetic.jsonl"
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -38,19 +39,43 @@ def load_mtrag_tasks(data_dir: Path, *, split_file: str = "mtragun_dev.jsonl") -
         q = root / f"mtragun_dev_qrels_{name}.tsv"
         if q.is_file():
             qrels.update(load_qrels(q))
+    return [_task_example(rec, qrels.get(rec.get("task_id"), {}), where=f"{root / split_file}:{number}")
+            for number, rec in read_jsonl(root / split_file)]
+
+
+def load_mtrag_synthetic(data_dir: Path) -> list[dspy.Example]:
+    """MTRAG's synthetic generation tasks (``mtrag_synthetic/synthetic.jsonl``: ANSWERABLE, PARTIAL and UNANSWERABLE,
+    none UNDERSPECIFIED) as Examples like MTRAG-UN's, over the same passage pool. They come without qrels: a task's gold
+    passages are the pool passages whose text (whitespace aside) is one of its contexts, each of relevance 1."""
+    root = data_dir / "mtrag"
+    by_text: dict[str, list[str]] = defaultdict(list)
+    for name in COLLECTIONS:
+        for _, rec in read_jsonl(passage_pool_path(data_dir, name)):
+            by_text[" ".join(str(rec.get("text", "")).split())].append(str(rec.get("_id")))
+    path = root / SYNTHETIC_FILE
     examples = []
-    for number, rec in read_jsonl(root / split_file):
-        turns = [{"role": "assistant" if t.get("speaker") == "agent" else "user", "content": t.get("text", "")} for t in rec.get("input", [])]
-        if not turns or turns[-1]["role"] != "user":
-            raise DataError(f"{root / split_file}:{number}: the task's input must end with a user turn")
-        targets = rec.get("targets") or []
-        examples.append(dspy.Example(
-            id=rec["task_id"], conversation_id=rec.get("conversation_id"), conversation=turns,
-            answerability=(rec.get("answerability") or ["ANSWERABLE"])[0], collection=_COLLECTION_ALIASES.get(str(rec.get("Collection", "")).lower(), str(rec.get("Collection", "")).lower()),
-            reference=targets[0]["text"] if targets else "", gold_passages=sorted(qrels.get(rec["task_id"], {})),
-            qrels=qrels.get(rec["task_id"], {}), gold_answers=[], clarification_options=[], kind="mtrag",
-        ).with_inputs("conversation"))
+    for number, rec in read_jsonl(path):
+        found = (by_text.get(" ".join(str(c.get("text", "")).split()), []) for c in rec.get("contexts") or [])
+        examples.append(_task_example(rec, {pid: 1 for ids in found for pid in ids}, where=f"{path}:{number}"))
     return examples
+
+
+def _task_example(rec: dict, qrels: dict[str, int], *, where: str) -> dspy.Example:
+    turns = [{"role": "assistant" if t.get("speaker") == "agent" else "user", "content": t.get("text", "")} for t in rec.get("input", [])]
+    if not turns or turns[-1]["role"] != "user":
+        raise DataError(f"{where}: the task's input must end with a user turn")
+    if "task_id" not in rec:
+        raise DataError(f"{where}: the task has no task_id")
+    targets = rec.get("targets") or []
+    collection = str(rec.get("Collection", "")).lower()
+    # The synthetic release spells the label field "Answerability" and its collections "mt-rag-<name>-elser-...".
+    collection = next((name for name in (*COLLECTIONS, *_COLLECTION_ALIASES) if f"-{name}-" in collection), collection)
+    return dspy.Example(
+        id=rec["task_id"], conversation_id=rec.get("conversation_id"), conversation=turns,
+        answerability=(rec.get("answerability") or rec.get("Answerability") or ["ANSWERABLE"])[0],
+        collection=_COLLECTION_ALIASES.get(collection, collection), reference=targets[0]["text"] if targets else "",
+        gold_passages=sorted(qrels), qrels=qrels, gold_answers=[], clarification_options=[], kind="mtrag",
+    ).with_inputs("conversation")
 
 
 def passage_pool_path(data_dir: Path, collection: str) -> Path:

@@ -1,6 +1,7 @@
 """Named benchmark sources read from the shared data folder: ``name`` or ``name:variant`` in ``data.corpus``
-and ``data.questions`` (for example ``mtrag``, ``mtrag:cloud``, ``urasys:squad2``, ``urasys:squad2_ambiguous``, ``asqa``,
-``ambignq`` (questions only), ``multihop:hotpot|musique|wikihop``).
+and ``data.questions`` (for example ``mtrag``, ``mtrag:cloud``, ``mtrag_synthetic`` (questions only, over ``mtrag``'s pool;
+``mtrag_synthetic:cloud``), ``urasys:squad2``, ``urasys:squad2_ambiguous``, ``asqa``, ``ambignq`` (questions only),
+``multihop:hotpot|musique|wikihop``).
 
 A name that is not registered here is read as a path, so a file called ``mtrag`` still needs ``./mtrag``.
 """
@@ -15,7 +16,7 @@ import dspy
 from askfirst.datasets.ambiguous_qa import load_ambignq_questions, load_asqa_corpus, load_asqa_questions
 from askfirst.datasets.corpus import Document, load_corpus_file
 from askfirst.datasets.errors import DataError
-from askfirst.datasets.mtrag import COLLECTIONS, load_mtrag_tasks, passage_pool_path
+from askfirst.datasets.mtrag import COLLECTIONS, load_mtrag_synthetic, load_mtrag_tasks, passage_pool_path
 from askfirst.datasets.multihop import load_multihop_corpus, load_multihop_questions
 from askfirst.datasets.shared_data import shared_data_dir
 from askfirst.datasets.urasys import load_urasys_corpus, load_urasys_questions
@@ -41,12 +42,17 @@ def _mtrag_questions(data_dir: Path, variant: str | None) -> list[dspy.Example]:
     return [e for e in load_mtrag_tasks(data_dir) if e.collection in keep]
 
 
+def _mtrag_synthetic_questions(data_dir: Path, variant: str | None) -> list[dspy.Example]:
+    keep = set(_mtrag_collections(variant))
+    return [e for e in load_mtrag_synthetic(data_dir) if e.collection in keep]
+
+
 CORPORA: dict[str, Callable[[Path, str | None], list[Document]]] = {
     "mtrag": _mtrag_corpus, "urasys": load_urasys_corpus, "asqa": load_asqa_corpus, "multihop": load_multihop_corpus,
 }
 QUESTION_SETS: dict[str, Callable[[Path, str | None], list[dspy.Example]]] = {
     "mtrag": _mtrag_questions, "urasys": load_urasys_questions, "asqa": load_asqa_questions, "ambignq": load_ambignq_questions,
-    "multihop": load_multihop_questions,
+    "multihop": load_multihop_questions, "mtrag_synthetic": _mtrag_synthetic_questions,
 }
 
 

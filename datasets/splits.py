@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import Counter
 
 import dspy
 
@@ -35,7 +36,7 @@ def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float
 
 def configured_questions(config: AskFirstConfig, *, split: str | None = None) -> list[dspy.Example]:
     """The questions a config names: ``data.questions`` (shuffled with ``seed`` if ``data.shuffle``), cut to
-    ``data.limit``, then the ``data.split`` half (half of the conversations each, whatever ``compile.train_fraction``
+    ``data.per_label`` of each answerability label and to ``data.limit``, then the ``data.split`` half (half of the conversations each, whatever ``compile.train_fraction``
     says: that only divides what a compile sees).
 
     The limit is applied before splitting, so ``compile --limit 40`` and ``eval --limit 40 --set
@@ -48,6 +49,8 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
     examples = load_questions(data.questions, data_dir=data.shared_data_dir)
     if data.shuffle:
         random.Random(config.seed).shuffle(examples)
+    if data.per_label:
+        examples = first_per_label(examples, data.per_label)
     examples = examples[:data.limit] if data.limit else examples
     split = split or data.split
     if split == "all":
@@ -56,10 +59,22 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
     return train if split == "train" else val
 
 
+def first_per_label(examples: list[dspy.Example], n: int) -> list[dspy.Example]:
+    """The first ``n`` examples of each answerability label, in their order."""
+    taken: Counter = Counter()
+    kept = []
+    for example in examples:
+        taken[example.answerability] += 1
+        if taken[example.answerability] <= n:
+            kept.append(example)
+    return kept
+
+
 def question_selection(config: AskFirstConfig) -> str:
     """What decides which questions ``configured_questions`` picks (and so a question-scoped corpus), as JSON."""
     data = config.data
-    return json.dumps([data.questions, data.limit, data.split] + (["shuffle", config.seed] if data.shuffle else []))
+    return json.dumps([data.questions, data.limit, data.split] + (["shuffle", config.seed] if data.shuffle else [])
+                      + (["per_label", data.per_label] if data.per_label else []))
 
 
 def configured_corpus(config: AskFirstConfig) -> list[Document]:

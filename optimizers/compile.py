@@ -78,7 +78,7 @@ def describe_training_set(config: AskFirstConfig, trainset: list, valset: list) 
         return {"n": len(examples), "answerability": dict(sorted(labels.items())), "ids": [e.id for e in examples]}
 
     data, cfg = config.data, config.compile
-    return {"questions": data.questions, "limit": data.limit, "shuffle": data.shuffle, "seed": config.seed,
+    return {"questions": data.questions, "limit": data.limit, "per_label": data.per_label, "shuffle": data.shuffle, "seed": config.seed,
             "compile_split": cfg.split, "train_fraction": cfg.train_fraction, "objective": cfg.objective,
             "trainset": side(trainset), "valset": side(valset)}
 

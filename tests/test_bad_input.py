@@ -26,6 +26,25 @@ def test_a_non_utf8_corpus_names_the_file_line_and_byte(tmp_path):
         load_corpus(str(folder))
 
 
+def test_a_synthetic_mtrag_task_without_a_task_id_names_its_file_and_line(tmp_path):
+    from askfirst.datasets.mtrag import COLLECTIONS, SYNTHETIC_FILE, load_mtrag_synthetic, passage_pool_path
+
+    for name in COLLECTIONS:
+        passage_pool_path(tmp_path, name).parent.mkdir(parents=True, exist_ok=True)
+        passage_pool_path(tmp_path, name).write_text(json.dumps({"_id": f"{name}-1", "text": f"All about  {name}."}) + "\n")
+    task = {"task_id": "t<::>1", "input": [{"speaker": "user", "text": "What about cloud?"}], "Answerability": ["PARTIAL"],
+            "Collection": "mt-rag-ibmcloud-elser-512-100-20240502", "contexts": [{"text": "All about cloud."}]}
+    synthetic = tmp_path / "mtrag" / SYNTHETIC_FILE
+    synthetic.parent.mkdir()
+    synthetic.write_text(json.dumps(task) + "\n" + json.dumps({**task, "task_id": "x"}) + "\n")
+    first, _ = load_mtrag_synthetic(tmp_path)
+    assert (first.answerability, first.collection, first.gold_passages) == ("PARTIAL", "cloud", ["cloud-1"])
+    del task["task_id"]
+    synthetic.write_text(json.dumps({**task, "task_id": "ok"}) + "\n" + json.dumps(task) + "\n")
+    with pytest.raises(DataError, match=r"synthetic.jsonl:2: the task has no task_id"):
+        load_mtrag_synthetic(tmp_path)
+
+
 def test_a_non_utf8_question_set_and_conversation_file(tmp_path, monkeypatch, capsys):
     questions = tmp_path / "q.jsonl"
     data = b'{"id": "q1", "turns": [{"role": "user", "content": "' + LATIN1 + b'"}]}\n'

@@ -107,3 +107,18 @@ def test_shuffled_questions_are_a_seeded_sample():
     assert shuffled != first and len(set(shuffled)) == 5
     assert shuffled == [e.id for e in configured_questions(load_config(overrides=["data.limit=5", "data.shuffle=true"]))]
     assert shuffled != [e.id for e in configured_questions(load_config(overrides=["data.limit=5", "data.shuffle=true", "seed=1"]))]
+
+
+def test_per_label_keeps_the_first_questions_of_each_label_before_the_limit():
+    from collections import Counter
+
+    from askfirst.config import load_config
+    from askfirst.datasets.splits import configured_questions, question_selection
+
+    every = configured_questions(load_config())
+    two = configured_questions(load_config(overrides=["data.per_label=2"]))
+    labels = Counter(e.answerability for e in every)
+    assert Counter(e.answerability for e in two) == {label: min(n, 2) for label, n in labels.items()}
+    assert [e.id for e in two] == [e.id for e in every if e.id in {t.id for t in two}]  # in the set's order
+    assert [e.id for e in configured_questions(load_config(overrides=["data.per_label=2", "data.limit=3"]))] == [e.id for e in two[:3]]
+    assert question_selection(load_config(overrides=["data.per_label=2"])) != question_selection(load_config())

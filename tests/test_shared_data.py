@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from askfirst.datasets.corpus import load_corpus
-from askfirst.datasets.mtrag import COLLECTIONS, load_mtrag_tasks, passage_pool_path
+from askfirst.datasets.mtrag import COLLECTIONS, SYNTHETIC_FILE, load_mtrag_synthetic, load_mtrag_tasks, passage_pool_path
 from askfirst.datasets.shared_data import shared_data_dir
 
 DATA = shared_data_dir()
@@ -41,6 +41,17 @@ def test_named_sources_split_by_collection_and_set():
     assert len(train) + len(val) == 24 and not {e.id for e in train} & {e.id for e in val}
     with pytest.raises(ValueError, match="unknown MTRAG collection"):
         load_corpus("mtrag:nope")
+
+
+@pytest.mark.skipif(not (DATA / "mtrag" / SYNTHETIC_FILE).is_file(), reason=f"MTRAG synthetic tasks not found under {DATA / 'mtrag'}")
+def test_mtrag_synthetic_tasks_load_with_their_contexts_as_gold_passages():
+    tasks = load_mtrag_synthetic(DATA)
+    assert len(tasks) == 1181 and {e.answerability for e in tasks} == {"ANSWERABLE", "PARTIAL", "UNANSWERABLE"}
+    assert {e.collection for e in tasks} == set(COLLECTIONS)
+    pool = {d.doc_id for name in COLLECTIONS for d in load_corpus(f"mtrag:{name}")}
+    answerable = [e for e in tasks if e.answerability == "ANSWERABLE"]
+    assert all(e.gold_passages and set(e.gold_passages) <= pool for e in answerable)
+    assert not any(e.gold_passages for e in tasks if e.answerability == "UNANSWERABLE")  # they come with no contexts
 
 
 @pytest.mark.skipif(not (DATA / "urasys").is_dir(), reason=f"URASys question sets not found at {DATA / 'urasys'}")
