@@ -22,7 +22,8 @@ before the assessment, so a marked follow-up's route is a clarification and ever
 Sets: the demo; MTRAG-UN dev's first turns, all of them, on the training half (all tasks) and on the 40-task
 validation half the program's runs use (the first 80 shuffled tasks' other half); URASys's SQuAD2 ambiguous questions
 (each expects a clarification) and its plain SQuAD2 ones (answerable and unanswerable, written beside their
-paragraph); AmbigNQ, whose questions are lower-cased search queries, so that a name before a pronoun does not show.
+paragraph); AmbigNQ, whose questions are lower-cased search queries, so that a name before a pronoun does not show; MTRAG's synthetic
+tasks, none of them UNDERSPECIFIED, so every question marked there is one the check should have left alone.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def sets(*, follow_ups: bool = False) -> dict[str, list]:
         "URASys SQuAD2 ambiguous": (["data.questions=urasys:squad2_ambiguous"], "all"),
         "URASys SQuAD2": (["data.questions=urasys:squad2"], "all"),
         "AmbigNQ": (["data.questions=ambignq"], "all"),
+        "MTRAG synthetic": (["data.questions=mtrag_synthetic"], "all"),
     }
     found = {}
     for name, (overrides, split) in specs.items():

@@ -65,6 +65,10 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert dangling_references("How does the engine start when it is cold?") == []  # "engine" before it
     assert dangling_references("How long does it take to enrol?") == []  # a dummy "it"
     assert dangling_references("Is it true that fees rose?") == [] and dangling_references("Who made it to the final?") == []
+    # What the question itself named before it (MTRAG's synthetic tasks, none of them underspecified)
+    assert dangling_references("What are the goals of collaborative courts, and what are some examples of these courts?") == []
+    assert dangling_references("What was the purpose of the twelve spies' mission and the outcome of their report?") == []
+    assert dangling_references("What are the goals of these courts?") == ["these courts"]
     assert dangling_question(["their", "this state"]) == 'Who or what do you mean by "their"?'
     assert dangling_question(["His", "they"]) == 'Who do you mean by "His"?' and dangling_question([]) == ""
     assert dangling_question(["these clinics"]) == 'What do you mean by "these clinics"?'
