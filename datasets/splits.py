@@ -36,8 +36,8 @@ def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float
 
 def configured_questions(config: AskFirstConfig, *, split: str | None = None) -> list[dspy.Example]:
     """The questions a config names: ``data.questions`` (shuffled with ``seed`` if ``data.shuffle``), cut to
-    ``data.per_label`` of each answerability label and to ``data.limit``, then the ``data.split`` half (half of the conversations each, whatever ``compile.train_fraction``
-    says: that only divides what a compile sees).
+    ``data.per_label`` of each answerability label and to ``data.limit``, then the ``data.split`` half (half of the
+    conversations each, whatever ``compile.train_fraction`` says: that only divides what a compile sees).
 
     The limit is applied before splitting, so ``compile --limit 40`` and ``eval --limit 40 --set
     data.split=validation`` see the same validation questions.
