@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dspy
 
+from askfirst.datasets.corpus import load_corpus_file
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.jsonl import read_jsonl
 
@@ -50,8 +51,8 @@ def load_mtrag_synthetic(data_dir: Path) -> list[dspy.Example]:
     root = data_dir / "mtrag"
     by_text: dict[str, list[str]] = defaultdict(list)
     for name in COLLECTIONS:
-        for _, rec in read_jsonl(passage_pool_path(data_dir, name)):
-            by_text[" ".join(str(rec.get("text", "")).split())].append(str(rec.get("_id")))
+        for doc in load_corpus_file(passage_pool_path(data_dir, name)):
+            by_text[" ".join(doc.text.split())].append(doc.doc_id)
     path = root / SYNTHETIC_FILE
     examples = []
     for number, rec in read_jsonl(path):
