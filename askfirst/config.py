@@ -123,6 +123,8 @@ class DataConfig(ConfigSection):
     limit: int | None = Field(None, ge=1, description="Only the first N questions (applied before data.split).")
     per_label: int | None = Field(None, ge=1, description="Only the first N questions of each answerability label (after the shuffle, "
                                   "before the limit): a sample that holds a set's rare labels, e.g. MTRAG synthetic's 20 UNANSWERABLE of 1,181.")
+    ids: list[str] | None = Field(None, description="Only the questions with these ids, of those the other settings select (after "
+                                  "data.split): re-run the tasks a report names. An id not among them is an error.")
     shuffle: bool = Field(False, description="Shuffle the question set with `seed` before the limit, so the first N are a random sample "
                           "(benchmark files are often sorted, e.g. every unanswerable question last).")
     split: Literal["all", "train", "validation"] = Field("all", description="Which half (by conversation, as compile splits) eval/ablate use.")
@@ -282,27 +284,20 @@ def _format_errors(err: ValidationError, origin: str) -> str:
 def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] | tuple[str, ...] = ()) -> AskFirstConfig:
     """Load a YAML config (or the defaults) and apply ``section.key=value`` overrides.
 
+    A file may start from another: ``base: <file or built-in name>`` (a path relative to the file's own folder, else a
+    built-in config such as ``demo``) is read first, and the file's sections are merged into it key by key.
+
     Args:
         path: A YAML file; ``None`` uses the built-in defaults.
         overrides: Strings such as ``program.iterations=1``.
 
     Raises:
-        ConfigError: The file is missing or malformed, a key is unknown, or a value has the wrong type.
+        ConfigError: The file (or a base) is missing, malformed or its own base, a key is unknown, or a value has the wrong type.
     """
     tree: dict = {}
     origin = "defaults"
     if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"config file not found: {p}")
-        try:
-            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {p} is not valid YAML: {exc}") from exc
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"config file {p} must hold a mapping at the top level")
-        tree = loaded or {}
-        origin = str(p)
+        tree, origin = _read_tree(Path(path)), str(path)
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"override {item!r} must look like section.key=value")
@@ -312,6 +307,45 @@ def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] |
         return _full_config_model().model_validate(tree)
     except ValidationError as exc:
         raise ConfigError(_format_errors(exc, origin + (" + overrides" if overrides else ""))) from None
+
+
+def config_path(name: str | os.PathLike, *, relative_to: Path | None = None) -> Path:
+    """The file a config name means: a path (relative to ``relative_to`` if given, else to the working folder), or,
+    where no such file exists, the built-in config of that name (``demo``)."""
+    path = Path(name)
+    if relative_to is not None and not path.is_absolute():
+        path = relative_to / path
+    builtin = builtin_config_path(str(name))
+    return builtin if not path.exists() and builtin.is_file() else path
+
+
+def _read_tree(path: Path, *, reading: tuple[Path, ...] = ()) -> dict:
+    """The mapping a config file holds, merged into its ``base`` (recursively) when it names one."""
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}" + (f" (the base of {reading[-1]})" if reading else ""))
+    if path.resolve() in reading:
+        raise ConfigError(f"config file {path} is its own base: {' -> '.join(map(str, (*reading, path.resolve())))}")
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if loaded is not None and not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    tree = loaded or {}
+    base = tree.pop("base", None)
+    if base is None:
+        return tree
+    if not isinstance(base, str):
+        raise ConfigError(f"config file {path}: base must be a file or built-in config name, not {base!r}")
+    return _merged(_read_tree(config_path(base, relative_to=path.parent), reading=(*reading, path.resolve())), tree)
+
+
+def _merged(base: dict, tree: dict) -> dict:
+    """``base`` with ``tree``'s keys set over it; sections (mappings) are merged key by key, not replaced."""
+    merged = dict(base)
+    for key, value in tree.items():
+        merged[key] = _merged(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
 
 
 def builtin_config_path(name: str) -> Path:

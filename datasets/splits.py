@@ -37,7 +37,8 @@ def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float
 def configured_questions(config: AskFirstConfig, *, split: str | None = None) -> list[dspy.Example]:
     """The questions a config names: ``data.questions`` (shuffled with ``seed`` if ``data.shuffle``), cut to
     ``data.per_label`` of each answerability label and to ``data.limit``, then the ``data.split`` half (half of the
-    conversations each, whatever ``compile.train_fraction`` says: that only divides what a compile sees).
+    conversations each, whatever ``compile.train_fraction`` says: that only divides what a compile sees), then to
+    ``data.ids``.
 
     The limit is applied before splitting, so ``compile --limit 40`` and ``eval --limit 40 --set
     data.split=validation`` see the same validation questions.
@@ -53,10 +54,24 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
         examples = first_per_label(examples, data.per_label)
     examples = examples[:data.limit] if data.limit else examples
     split = split or data.split
-    if split == "all":
-        return examples
-    train, val = split_by_conversation(examples, train_fraction=HALF, seed=config.seed)
-    return train if split == "train" else val
+    if split != "all":
+        train, val = split_by_conversation(examples, train_fraction=HALF, seed=config.seed)
+        examples = train if split == "train" else val
+    return only_ids(examples, data.ids) if data.ids else examples
+
+
+def only_ids(examples: list[dspy.Example], ids: list[str]) -> list[dspy.Example]:
+    """The examples whose id is one of ``ids``, in their order.
+
+    Raises:
+        DataError: An id is not among ``examples`` (a typo, or a task of the other half), named with the count.
+    """
+    wanted = set(ids)
+    missing = wanted - {e.id for e in examples}
+    if missing:
+        raise DataError(f"data.ids: {len(missing)} of {len(wanted)} ids are not among the {len(examples)} selected questions "
+                        f"(data.questions, limit, per_label, split): {', '.join(sorted(missing)[:5])}")
+    return [e for e in examples if e.id in wanted]
 
 
 def first_per_label(examples: list[dspy.Example], n: int) -> list[dspy.Example]:
@@ -74,7 +89,7 @@ def question_selection(config: AskFirstConfig) -> str:
     """What decides which questions ``configured_questions`` picks (and so a question-scoped corpus), as JSON."""
     data = config.data
     return json.dumps([data.questions, data.limit, data.split] + (["shuffle", config.seed] if data.shuffle else [])
-                      + (["per_label", data.per_label] if data.per_label else []))
+                      + (["per_label", data.per_label] if data.per_label else []) + (["ids", sorted(data.ids)] if data.ids else []))
 
 
 def configured_corpus(config: AskFirstConfig) -> list[Document]:

@@ -1,4 +1,5 @@
 import pytest
+import yaml
 
 from askfirst.config import ConfigError, builtin_config_path, load_config, save_resolved
 
@@ -41,6 +42,33 @@ def test_resolved_config_round_trips(tmp_path):
     cfg = load_config(overrides=["program.reranker=false", "retriever.per_retriever_k=7"])
     path = save_resolved(cfg, tmp_path / "run")
     assert load_config(path) == cfg
+
+
+def test_a_config_starts_from_its_base_and_merges_its_sections_into_it(tmp_path, monkeypatch):
+    demo = load_config(builtin_config_path("demo"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "first.yaml").write_text("base: demo\nprogram:\n  iterations: 1\ndata:\n  limit: 5\n")
+    (tmp_path / "sub" / "second.yaml").write_text("base: ../first.yaml\ndata:\n  limit: null\n  shuffle: true\n")
+    monkeypatch.chdir(tmp_path / "sub")  # a relative base is read from the file's folder, not the working one
+    second = load_config(tmp_path / "sub" / "second.yaml")
+    assert second.program.iterations == 1 and second.data.limit is None and second.data.shuffle
+    assert second.program.kind == demo.program.kind == "askfirst" and second.lm == demo.lm  # the rest of each section: demo's
+    assert second.program.model_dump(exclude={"iterations"}) == demo.program.model_dump(exclude={"iterations"})
+    path = save_resolved(second, tmp_path / "run")  # the snapshot is the whole resolution, with no base to follow
+    assert "base" not in yaml.safe_load(path.read_text()) and load_config(path) == second
+
+
+def test_a_missing_or_circular_base_is_named(tmp_path):
+    (tmp_path / "a.yaml").write_text("base: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("base: a.yaml\n")
+    with pytest.raises(ConfigError, match=r"a.yaml is its own base: .*a.yaml -> .*b.yaml -> .*a.yaml"):
+        load_config(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("base: nowhere.yaml\n")
+    with pytest.raises(ConfigError, match=r"not found: .*nowhere.yaml \(the base of .*c.yaml\)"):
+        load_config(tmp_path / "c.yaml")
+    (tmp_path / "d.yaml").write_text("base: [demo]\n")
+    with pytest.raises(ConfigError, match="base must be a file or built-in config name"):
+        load_config(tmp_path / "d.yaml")
 
 
 @pytest.mark.parametrize("name", ["default", "demo"])

@@ -122,3 +122,18 @@ def test_per_label_keeps_the_first_questions_of_each_label_before_the_limit():
     assert [e.id for e in two] == [e.id for e in every if e.id in {t.id for t in two}]  # in the set's order
     assert [e.id for e in configured_questions(load_config(overrides=["data.per_label=2", "data.limit=3"]))] == [e.id for e in two[:3]]
     assert question_selection(load_config(overrides=["data.per_label=2"])) != question_selection(load_config())
+
+
+def test_data_ids_keeps_the_named_questions_of_the_split_and_names_an_id_it_lacks():
+    from askfirst.config import load_config
+    from askfirst.datasets.errors import DataError
+    from askfirst.datasets.splits import configured_questions, question_selection
+
+    train = configured_questions(load_config(overrides=["data.split=train"]))
+    validation = configured_questions(load_config(overrides=["data.split=validation"]))
+    wanted = [train[3].id, train[0].id]  # out of order: the set's order is kept
+    picked = configured_questions(load_config(overrides=["data.split=train", f"data.ids=[{wanted[0]}, {wanted[1]}]"]))
+    assert [e.id for e in picked] == [train[0].id, train[3].id]
+    assert question_selection(load_config(overrides=[f"data.ids=[{wanted[0]}]"])) != question_selection(load_config())
+    with pytest.raises(DataError, match=r"data.ids: 1 of 2 ids are not among the .* selected questions.*" + validation[0].id):
+        configured_questions(load_config(overrides=["data.split=train", f"data.ids=[{train[0].id}, {validation[0].id}]"]))
