@@ -37,22 +37,20 @@ def _mtrag_corpus(data_dir: Path, variant: str | None) -> list[Document]:
     return docs
 
 
-def _mtrag_questions(data_dir: Path, variant: str | None) -> list[dspy.Example]:
-    keep = set(_mtrag_collections(variant))
-    return [e for e in load_mtrag_tasks(data_dir) if e.collection in keep]
-
-
-def _mtrag_synthetic_questions(data_dir: Path, variant: str | None) -> list[dspy.Example]:
-    keep = set(_mtrag_collections(variant))
-    return [e for e in load_mtrag_synthetic(data_dir) if e.collection in keep]
+def _in_collections(load: Callable[[Path], list[dspy.Example]]) -> Callable[[Path, str | None], list[dspy.Example]]:
+    """An MTRAG task loader as a question source whose variant keeps one collection's tasks (``mtrag:cloud``)."""
+    def questions(data_dir: Path, variant: str | None) -> list[dspy.Example]:
+        keep = set(_mtrag_collections(variant))
+        return [e for e in load(data_dir) if e.collection in keep]
+    return questions
 
 
 CORPORA: dict[str, Callable[[Path, str | None], list[Document]]] = {
     "mtrag": _mtrag_corpus, "urasys": load_urasys_corpus, "asqa": load_asqa_corpus, "multihop": load_multihop_corpus,
 }
 QUESTION_SETS: dict[str, Callable[[Path, str | None], list[dspy.Example]]] = {
-    "mtrag": _mtrag_questions, "urasys": load_urasys_questions, "asqa": load_asqa_questions, "ambignq": load_ambignq_questions,
-    "multihop": load_multihop_questions, "mtrag_synthetic": _mtrag_synthetic_questions,
+    "mtrag": _in_collections(load_mtrag_tasks), "urasys": load_urasys_questions, "asqa": load_asqa_questions, "ambignq": load_ambignq_questions,
+    "multihop": load_multihop_questions, "mtrag_synthetic": _in_collections(load_mtrag_synthetic),
 }
 
 

@@ -149,6 +149,20 @@ def test_divergence_is_asked_only_of_a_question_for_a_fact(schema_lm, question, 
     assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"]
 
 
+@pytest.mark.parametrize(("mode", "asks_different_kinds", "asks_times"), [("always", True, True), ("same_kind", False, True),
+                                                                     ("never", False, False)])
+def test_multipart_divergence_decides_whether_a_question_of_two_parts_gets_divergence(schema_lm, mode, asks_different_kinds, asks_times):
+    def divergence_asked(question: str) -> bool:
+        reply, _, _, lm = run(schema_lm, question, f"askfirst.multipart_divergence={mode}")
+        asked = any("passage_answers" in str(call["messages"]) for call in lm.history)
+        assert (reply.route == "clarify") == asked and asked == (reply.ambiguity["divergence"] != {"diverges": False, "parts": 2})
+        return asked
+
+    assert divergence_asked("How much is the fee, and when is the fee paid?") == asks_different_kinds  # a quantity and a time
+    assert divergence_asked("When is the fee due, and when is the fee refunded?") == asks_times  # a time each
+    assert divergence_asked("How much is the fee?")  # one part: asked whatever the mode
+
+
 def test_a_question_asks_for_a_fact_unless_each_question_sentence_is_why_how_to_or_yes_no():
     assert [question_form(q) for q in (
         "How much is the fee?", "When is the deadline?", "How long is it?", "the lab fee?", "Tell me about the fees.",

@@ -90,7 +90,9 @@ class AskFirstProgram(dspy.Module):
        documents giving different answers mean the question has readings the collection tells apart, and those
        documents' titles are the options; with ``skip_named`` a question that names one assessed document by a title
        word the others lack skips that call, as its divergence would be discarded, and with ``factoid_divergence`` so
-       does a why-, how-to or yes/no question, whose passages explain rather than name) and/or CLARION's detector
+       does a why-, how-to or yes/no question, whose passages explain rather than name, and with
+       ``multipart_divergence`` a question of two or more parts whose parts ask for different kinds of answer) and/or
+       CLARION's detector
        grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
        in ``answer_all`` mode (ASQA-style benchmarks) an answered question goes to CLARION's planner and writer
        (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
@@ -372,8 +374,11 @@ class AskFirstProgram(dspy.Module):
             form = question_form(query) if self.config.factoid_divergence else "fact"
             # the question (or the conversation) names its reading: the guard would discard any divergence, so no call
             named = named_reading(query, conversation, state["evidence"]) if self.config.skip_named and form == "fact" else None
+            parts = len(question_parts(query))
             if form != "fact":  # an explanation, procedure or yes-with-reasons differs per passage whatever the reading
                 record["divergence"] = {"diverges": False, "form": form}
+            elif parts >= 2 and not self._multipart_diverges(query):  # passages answering different parts differ too
+                record["divergence"] = {"diverges": False, "parts": parts}
             elif named:
                 record["divergence"] = {"diverges": False, "named": named[1], "named_in": named[0]}
             else:
@@ -392,6 +397,11 @@ class AskFirstProgram(dspy.Module):
         if not ambiguous:
             return None
         return options or (aspects if len(aspects) >= 2 else [])
+
+    def _multipart_diverges(self, query: str) -> bool:
+        """Whether divergence is asked of a question of two or more parts (``multipart_divergence``)."""
+        mode = self.config.multipart_divergence
+        return mode == "always" or (mode == "same_kind" and answer_type(query) is not None)
 
     def _candidates(self, query: str, passages: list[Passage]) -> list[tuple[Passage, str]]:
         """The answer each passage alone gives (its own LM call: as a trailing output of the assessment, the offline
