@@ -92,8 +92,7 @@ class AskFirstProgram(dspy.Module):
        word the others lack skips that call, as its divergence would be discarded, and with ``factoid_divergence`` so
        does a why-, how-to or yes/no question, whose passages explain rather than name, and with
        ``multipart_divergence`` a question of two or more parts whose parts ask for different kinds of answer) and/or
-       CLARION's detector
-       grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
+       CLARION's detector grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
        in ``answer_all`` mode (ASQA-style benchmarks) an answered question goes to CLARION's planner and writer
        (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
        searched, and the writer answers every reading its passages support in one long answer; with that off, each
