@@ -371,18 +371,17 @@ class AskFirstProgram(dspy.Module):
         if self.passage_answers is not None:
             conversation = history if self.config.conversation_names else ""
             form = question_form(query) if self.config.factoid_divergence else "fact"
-            # the question (or the conversation) names its reading: the guard would discard any divergence, so no call
-            named = named_reading(query, conversation, state["evidence"]) if self.config.skip_named and form == "fact" else None
-            parts = len(question_parts(query))
+            parts, asked_kind = len(question_parts(query)), answer_type(query)
             if form != "fact":  # an explanation, procedure or yes-with-reasons differs per passage whatever the reading
                 record["divergence"] = {"diverges": False, "form": form}
-            elif parts >= 2 and not self._multipart_diverges(query):  # passages answering different parts differ too
+            elif parts >= 2 and not self._multipart_diverges(asked_kind):  # passages answering different parts differ too
                 record["divergence"] = {"diverges": False, "parts": parts}
-            elif named:
+            # the question (or the conversation) names its reading: the guard would discard any divergence, so no call
+            elif self.config.skip_named and (named := named_reading(query, conversation, state["evidence"])):
                 record["divergence"] = {"diverges": False, "named": named[1], "named_in": named[0]}
             else:
                 state["candidates"] = self._candidates(query, state["evidence"])
-                kind = answer_type(query) if self.config.typed_divergence else None
+                kind = asked_kind if self.config.typed_divergence else None
                 options = divergent_options(state["candidates"], query, conversation=conversation, kind=kind)
                 record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
                 if kind:
@@ -397,10 +396,11 @@ class AskFirstProgram(dspy.Module):
             return None
         return options or (aspects if len(aspects) >= 2 else [])
 
-    def _multipart_diverges(self, query: str) -> bool:
-        """Whether divergence is asked of a question of two or more parts (``multipart_divergence``)."""
+    def _multipart_diverges(self, asked_kind: str | None) -> bool:
+        """Whether divergence is asked of a question of two or more parts (``multipart_divergence``) whose parts ask
+        for ``asked_kind`` (``answer_type``: "time", "quantity", or ``None`` for different or other kinds)."""
         mode = self.config.multipart_divergence
-        return mode == "always" or (mode == "same_kind" and answer_type(query) is not None)
+        return mode == "always" or (mode == "same_kind" and asked_kind is not None)
 
     def _candidates(self, query: str, passages: list[Passage]) -> list[tuple[Passage, str]]:
         """The answer each passage alone gives (its own LM call: as a trailing output of the assessment, the offline
