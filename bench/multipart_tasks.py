@@ -18,15 +18,12 @@ from askfirst.config import config_path, load_config
 from askfirst.datasets.splits import configured_questions
 from askfirst.programs.askfirst.absent_terms import question_parts
 from askfirst.programs.askfirst.question_form import question_form
-
-
-def last_user_turn(example) -> str:
-    return [turn["content"] for turn in example.conversation if turn["role"] == "user"][-1]
+from askfirst.programs.common.conversation import to_turns
 
 
 def main(config: str, *overrides: str) -> None:
     examples = configured_questions(load_config(config_path(config), overrides=list(overrides)))
-    picked = [e for e in examples if len(question_parts(q := last_user_turn(e))) >= 2 and question_form(q) == "fact"]
+    picked = [e for e in examples if len(question_parts(q := to_turns(e.conversation)[-1].content)) >= 2 and question_form(q) == "fact"]
     labels = Counter(str(e.get("answerability")) for e in picked)
     print(f"{len(picked)} of {len(examples)} tasks: {dict(sorted(labels.items()))}", file=sys.stderr)
     print("[" + ", ".join(e.id for e in picked) + "]")

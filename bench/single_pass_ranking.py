@@ -28,6 +28,7 @@ from askfirst.evaluation.runner import read_finished
 from askfirst.evaluation.scoring import score_prediction
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.programs.askfirst.standalone import checked_rewrite
+from askfirst.programs.common.conversation import to_turns
 from askfirst.retrieval.factory import open_retriever, open_store
 
 METRICS = (("ranking_ndcg@5", lambda ranked, qrels: ndcg_at_k(ranked, qrels, 5)),
@@ -35,7 +36,7 @@ METRICS = (("ranking_ndcg@5", lambda ranked, qrels: ndcg_at_k(ranked, qrels, 5))
 
 
 def last_user_turn(example) -> str:
-    return next(t["content"] for t in reversed(example.conversation) if t["role"] == "user")
+    return to_turns(example.conversation)[-1].content  # the reader every program uses: a conversation ends with a user turn
 
 
 def refused_rewrite(example, record: dict) -> bool:
