@@ -147,6 +147,12 @@ class Resources(Shared):
         lexical = getattr(self.retriever, "lexical", None)
         return lexical is None or bool(lexical.search(token, 1))
 
+    def document_frequency(self, token: str) -> int | None:
+        """How many passages of the collection have ``token`` (one of BM25's tokens), from the BM25 index; ``None`` when
+        the retriever has no lexical index to ask."""
+        lexical = getattr(self.retriever, "lexical", None)
+        return None if lexical is None else lexical.document_frequency(token)
+
     def dense(self, query: str, k: int) -> list[tuple[Passage, float]]:
         """Dense hits with their cosine similarity (the embeddings are normalised), best first."""
         if self.embedder is None or self.store is None or not query.strip():

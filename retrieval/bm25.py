@@ -44,3 +44,7 @@ class BM25Index:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]
         return [(self.ids[i], float(scores[i])) for i in top if scores[i] > 0]
+
+    def document_frequency(self, token: str) -> int:
+        """How many passages have ``token`` (one of :func:`tokenize`'s tokens)."""
+        return sum(token in counts for counts in self._bm25.doc_freqs) if self._bm25 is not None else 0

@@ -112,3 +112,10 @@ class Bm25sIndex:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]
         return [(self._ids[i].decode(), float(scores[i])) for i in top if scores[i] > 0]
+
+    def document_frequency(self, token: str) -> int:
+        """How many passages have ``token`` (one of :func:`tokenize`'s tokens): the length of its column of the score
+        matrix (bm25s keeps it by token, compressed sparse columns; its vocabulary's last entry, "", has no column)."""
+        column = self._bm25.vocab_dict.get(token) if self._bm25 is not None else None
+        indptr = self._bm25.scores["indptr"] if column is not None else ()
+        return int(indptr[column + 1] - indptr[column]) if column is not None and column + 1 < len(indptr) else 0

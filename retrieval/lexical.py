@@ -1,4 +1,5 @@
-"""The lexical half of the hybrid retriever, one of three BM25 engines behind ``search(query, k) -> [(id, score)]``.
+"""The lexical half of the hybrid retriever, one of three BM25 engines behind ``search(query, k) -> [(id, score)]`` and
+``document_frequency(token) -> int`` (how many passages have a token: what is rare in the collection).
 
 - ``qdrant``: the BM25 sparse vectors stored in every point, searched by Qdrant (a server's inverted index; qdrant-client's
   embedded local mode scores every point in Python, so it slows with the corpus).
@@ -26,6 +27,11 @@ class QdrantSparse:
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         return self.store.sparse_search(query, k)
+
+    def document_frequency(self, token: str, *, cap: int = 10_000) -> int:
+        """How many passages have ``token``, counted up to ``cap``: the hits of a search for it alone (every passage that
+        has a term scores above 0). Qdrant counts no sparse index's postings, so a common word counts as ``cap``."""
+        return len(self.store.sparse_search(token, cap))
 
 
 def resolve_lexical(kind: LexicalKind, store) -> str:

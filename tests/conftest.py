@@ -6,6 +6,7 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
+from askfirst.retrieval.bm25 import BM25Index
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.hybrid import Hit
 
@@ -26,6 +27,16 @@ class ListRetriever:
     def search_many(self, queries, k):
         self.calls.append(list(queries))
         return [Hit(p, 1.0 / (i + 1)) for i, p in enumerate(self.passages[:k])]
+
+
+class LexicalRetriever(ListRetriever):
+    """The fixed passages, plus a real BM25 index over a collection (by default the passages themselves), which the
+    askfirst program's collection checks ask."""
+
+    def __init__(self, passages=PASSAGES, *, collection=None):
+        super().__init__(passages)
+        collection = list(passages) if collection is None else collection
+        self.lexical = BM25Index([p.passage_id for p in collection], [f"{p.title} {p.text}" for p in collection])
 
 
 @pytest.fixture

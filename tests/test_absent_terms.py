@@ -2,20 +2,11 @@
 
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.base import Resources
-from askfirst.retrieval.bm25 import BM25Index
-from tests.conftest import PASSAGES, ListRetriever
+from tests.conftest import PASSAGES, LexicalRetriever, ListRetriever
 from tests.test_askfirst_program import ANSWERABLE, assessment, run, scripted
 
 ABOUT_FEES = "What is the registration fee for the medical school?"
 HALF_ABOUT_FEES = "What is the lab fee, and does the university sell used textbooks?"
-
-
-class LexicalRetriever(ListRetriever):
-    """The fixed passages, plus a real BM25 index over a larger collection than the passages retrieved."""
-
-    def __init__(self, collection=PASSAGES):
-        super().__init__()
-        self.lexical = BM25Index([p.passage_id for p in collection], [f"{p.title} {p.text}" for p in collection])
 
 
 def test_a_question_is_cut_at_sentence_ends_and_at_and_before_a_question_word():
@@ -84,7 +75,7 @@ def test_a_question_with_one_part_the_collection_never_mentions_is_partial(schem
     assert reply.route == "idk" and reply.key_terms["overruled"] == "ANSWERABLE"  # the key-term check alone
     # The words are in the collection, though not in the passages retrieved: the assessment's label stands.
     collection = [*PASSAGES, PASSAGES[0].__class__("shop", "shop", "Bookshop", "The university bookshop will sell used textbooks.")]
-    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.ambiguity=off", retriever=LexicalRetriever(collection))
+    reply, *_ = run(schema_lm, HALF_ABOUT_FEES, "askfirst.escalation=false", "askfirst.ambiguity=off", retriever=LexicalRetriever(collection=collection))
     assert reply.route == "answer" and reply.absent_terms["verdict"] == "all"
 
 

@@ -6,8 +6,8 @@ import dspy
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, reading_name,
-                                                   repeated_example, typed_answer, ungrounded_options)
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, rarest_word,
+                                                   reading_name, repeated_example, typed_answer, ungrounded_options)
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
@@ -15,7 +15,7 @@ from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from askfirst.retrieval.chunking import Passage
-from tests.conftest import PASSAGES, ListRetriever
+from tests.conftest import PASSAGES, LexicalRetriever, ListRetriever
 from tests.test_label_probability import LabelScoringEngine
 
 FEE_ANSWERS = {"fees-lab": "EUR 85", "fees-registration": "EUR 60"}
@@ -321,6 +321,31 @@ def test_divergence_needs_two_documents_and_two_answers():
     assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What is the prerequisite for CS 201?") == []  # it names one
     assert divergent_options([(cs201, "CS 101"), (cs310, "CS 201")], "What are the prerequisites for the course?") == [cs201.title, cs310.title]
     assert divergent_options([(a, "EUR 85"), (b, "EUR 60")], "How much is the fee?") == ["Laboratory fee", "Registration fee"]
+
+
+def test_a_passage_without_the_questions_rarest_word_takes_no_part_in_divergence():
+    lab, registration, course = PASSAGES
+    frequency = {"fee": 2, "semester": 1, "laboratory": 1}.get
+    assert rarest_word("How much is the fee each semester?", frequency) == "semester"  # "much" is a quantity word
+    assert rarest_word("How much is the parking fee?", frequency) == "fee"  # "parking": in no passage, passed over
+    assert rarest_word("How much is the parking fee?", lambda word: None) is None  # no index to ask
+    said = [(lab, "EUR 85"), (registration, "85 euros"), (course, "CS 101")]
+    assert divergent_options(said, "How much is the fee?", kind="quantity") == ["Laboratory fee", "CS 201"]  # the fees agree on 85
+    assert divergent_options(said, "How much is the fee?", kind="quantity", topic_word="fee") == []  # "CS 101" is of no fee
+    assert divergent_options(said, "How much is the fee?", kind="quantity", topic_word="fees") == []  # by stem
+    # No candidate has the word: the guard cannot tell which are on topic, so every one takes part.
+    assert len(divergent_options(said, "How much is the fee?", kind="quantity", topic_word="parking")) == 2
+
+
+@pytest.mark.parametrize(("guarded", "route"), [(True, "answer"), (False, "clarify")])
+def test_divergence_rarest_word_is_a_switch(schema_lm, guarded, route):
+    said = {"fees-lab": "EUR 85", "fees-registration": "85 euros", "course-cs201": "CS 101"}  # the two fees agree
+    script = scripted(passage_answers=lambda text: {"passage_answers": [{"passage_id": p, "answer": a} for p, a in said.items() if f"[{p}]" in text]})
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_answered=false",
+                    f"askfirst.divergence_rarest_word={str(guarded).lower()}", script=script, retriever=LexicalRetriever())
+    assert reply.route == route and reply.ambiguity["divergence"].get("rarest_word") == ("fee" if guarded else None)
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.escalation=false", "askfirst.first_turn_cue_answered=false", script=script)
+    assert reply.route == "clarify" and "rarest_word" not in reply.ambiguity["divergence"]  # no lexical index: no guard
 
 
 def test_a_question_for_a_time_or_a_quantity_is_told_apart_by_the_times_or_numbers_the_answers_name():

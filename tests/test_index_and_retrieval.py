@@ -4,6 +4,7 @@ import pytest
 
 from askfirst.config import load_config
 from askfirst.datasets.corpus import Document, load_corpus
+from askfirst.retrieval.bm25 import tokenize
 from askfirst.retrieval.embedder import get_embedder
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import build_index
@@ -40,6 +41,10 @@ def test_the_three_bm25_engines_rank_alike(demo_index, tmp_path):
         assert tops["qdrant"][0] == tops["bm25s"][0] == tops["rank_bm25"][0], tops
         assert set(tops["qdrant"]) == set(tops["bm25s"]), tops
     assert all(engine.search("zzzz qqqq", 5) == [] for engine in engines.values())  # words no passage has
+    # and count the same passages for a word: the collection's document frequency, which the askfirst program reads
+    texts = [set(tokenize(f"{p.title} {p.text}")) for p in store.iter_passages()]
+    for token in ("fee", "deadline", "birchwood", "zzzz"):
+        assert {kind: engine.document_frequency(token) for kind, engine in engines.items()} == dict.fromkeys(engines, sum(token in t for t in texts))
 
 
 def test_hybrid_scores_are_rrf_of_both_rankings(demo_index):

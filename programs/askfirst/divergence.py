@@ -4,8 +4,10 @@ give it different answers; those documents' titles are the readings a clarifying
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from askfirst.evaluation.answer_metrics import normalize_answer
+from askfirst.programs.askfirst.absent_terms import content_words
 from askfirst.programs.askfirst.key_terms import content_stems, passage_stems, stem
 from askfirst.programs.common.conversation import history_text
 from askfirst.retrieval.bm25 import tokenize
@@ -119,8 +121,16 @@ def typed_answer(answer: str, kind: str) -> str:
     return " ".join(sorted(found))
 
 
+def rarest_word(question: str, frequency: Callable[[str], int | None]) -> str | None:
+    """The content word of ``question`` (BM25's tokens, no function or quantity words) that the fewest passages of the
+    collection have, by ``frequency`` (the BM25 index's document frequency); words the collection lacks and ties after
+    the first are passed over. ``None`` when no word is in the collection or ``frequency`` knows none (no index)."""
+    counts = {word: n for word in dict.fromkeys(content_words(question)) if (n := frequency(word))}
+    return min(counts, key=counts.get) if counts else None
+
+
 def divergent_options(candidates: list[tuple[Passage, str]], question: str = "", *, conversation: str = "",
-                      kind: str | None = None) -> list[str]:
+                      kind: str | None = None, topic_word: str | None = None) -> list[str]:
     """The titles of the documents behind two or more different candidate answers (empty when they agree).
 
     A candidate of "none", or one that only repeats the question's own words ("CS 201" asked of CS 310's page when
@@ -134,9 +144,13 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "",
     conversation names that way has been picked as well: "How long does the essay have to be?" after a turn about the
     Women in Computing Award is about that award's essay. With ``kind`` (``question_form.answer_type``: "time" or
     "quantity"), answers are compared by the times or numbers they name (:func:`typed_answer`), and one naming none
-    takes no part.
+    takes no part. With ``topic_word`` (:func:`rarest_word`), a passage without it (by stem) takes no part when some
+    candidate passage has it: it answers another question ("What are some common responses to sneezes …?" got "God
+    bless you" from three passages and a sentence on company shares from a fourth).
     """
     asked_text = f" {normalize_answer(question)} "
+    if topic_word and (on_topic := [(p, a) for p, a in candidates if stem(topic_word) in passage_stems([p])]):
+        candidates = on_topic
     first_doc: dict[str, Passage] = {}
     for passage, answer in candidates:
         norm = normalize_answer(answer)

@@ -9,7 +9,7 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_reading, reading_name,
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_reading, rarest_word, reading_name,
                                                    repeated_example, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
@@ -91,7 +91,8 @@ class AskFirstProgram(dspy.Module):
        documents' titles are the options; with ``skip_named`` a question that names one assessed document by a title
        word the others lack skips that call, as its divergence would be discarded, and with ``factoid_divergence`` so
        does a why-, how-to or yes/no question, whose passages explain rather than name, and with
-       ``multipart_divergence`` a question of two or more parts whose parts ask for different kinds of answer) and/or
+       ``multipart_divergence`` a question of two or more parts whose parts ask for different kinds of answer; with
+       ``divergence_rarest_word`` a passage without the question's rarest word in the collection takes no part) and/or
        CLARION's detector grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
        in ``answer_all`` mode (ASQA-style benchmarks) an answered question goes to CLARION's planner and writer
        (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
@@ -382,10 +383,13 @@ class AskFirstProgram(dspy.Module):
             else:
                 state["candidates"] = self._candidates(query, state["evidence"])
                 kind = asked_kind if self.config.typed_divergence else None
-                options = divergent_options(state["candidates"], query, conversation=conversation, kind=kind)
+                topic = rarest_word(query, self.resources.document_frequency) if self.config.divergence_rarest_word else None
+                options = divergent_options(state["candidates"], query, conversation=conversation, kind=kind, topic_word=topic)
                 record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
                 if kind:
                     record["divergence"]["answer_type"] = kind
+                if topic:
+                    record["divergence"]["rarest_word"] = topic
             record["options"] = options
             signals.append(bool(options))
         if not signals:
