@@ -333,8 +333,9 @@ def test_a_passage_without_the_questions_rarest_word_takes_no_part_in_divergence
     assert divergent_options(said, "How much is the fee?", kind="quantity") == ["Laboratory fee", "CS 201"]  # the fees agree on 85
     assert divergent_options(said, "How much is the fee?", kind="quantity", topic_word="fee") == []  # "CS 101" is of no fee
     assert divergent_options(said, "How much is the fee?", kind="quantity", topic_word="fees") == []  # by stem
-    # No candidate has the word: the guard cannot tell which are on topic, so every one takes part.
-    assert len(divergent_options(said, "How much is the fee?", kind="quantity", topic_word="parking")) == 2
+    # Only a minority of the candidates has the word (or none): it does not tell the topic, so every one takes part.
+    for word in ("laboratory", "parking"):
+        assert divergent_options(said, "How much is the fee?", kind="quantity", topic_word=word) == ["Laboratory fee", "CS 201"]
 
 
 @pytest.mark.parametrize(("guarded", "route"), [(True, "answer"), (False, "clarify")])

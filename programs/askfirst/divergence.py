@@ -144,12 +144,15 @@ def divergent_options(candidates: list[tuple[Passage, str]], question: str = "",
     conversation names that way has been picked as well: "How long does the essay have to be?" after a turn about the
     Women in Computing Award is about that award's essay. With ``kind`` (``question_form.answer_type``: "time" or
     "quantity"), answers are compared by the times or numbers they name (:func:`typed_answer`), and one naming none
-    takes no part. With ``topic_word`` (:func:`rarest_word`), a passage without it (by stem) takes no part when some
-    candidate passage has it: it answers another question ("What are some common responses to sneezes …?" got "God
-    bless you" from three passages and a sentence on company shares from a fourth).
+    takes no part. With ``topic_word`` (:func:`rarest_word`), a passage without it (by stem) takes no part when most
+    candidate passages have it: it answers another question ("What are some common responses to sneezes …?" got "God
+    bless you" from three passages and a sentence on company shares from a fourth). When only some have it, the word
+    does not tell the topic: in a small collection the rarest word of a vague question ("When did the Europeans take
+    control of the region near the Congo River?") is in one passage, and the others are its real readings.
     """
     asked_text = f" {normalize_answer(question)} "
-    if topic_word and (on_topic := [(p, a) for p, a in candidates if stem(topic_word) in passage_stems([p])]):
+    on_topic = [(p, a) for p, a in candidates if topic_word and stem(topic_word) in passage_stems([p])]
+    if 2 * len(on_topic) > len(candidates):
         candidates = on_topic
     first_doc: dict[str, Passage] = {}
     for passage, answer in candidates:
