@@ -214,9 +214,6 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
     assert checked_rewrite("I heard the lab fee went up.", "The laboratory fee went up.", every_turn=True) is None
     assert checked_rewrite("And the lab fee?", "The laboratory fee.", every_turn=True) is None
     assert checked_rewrite("And the lab fee?", "  ") is None
-    appended = "Who teaches CS 201? CS 201 is taught by Dr. Lee."  # a question, then its answer
-    assert checked_rewrite("Who teaches it?", appended) is None and checked_rewrite("Who teaches it?", "Who teaches CS 201?\"") == "Who teaches CS 201?\""
-    assert checked_rewrite("Who teaches it? Tell me.", appended) == appended  # the user's turn went on after its question too
     conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
                     {"role": "user", "content": "And the lab fee?"}]
     answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})
