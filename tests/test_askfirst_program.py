@@ -171,6 +171,10 @@ def test_a_question_asks_for_a_fact_unless_each_question_sentence_is_why_how_to_
     assert [question_form(q) for q in ("Why was the wall built?", "How do I apply?", "How to apply?", "How is it calculated?",
                                        "I see. Anyway, Can I file online?", "Is it open? Can I come?", "Can I pay, or do I wait?")] == [
         "why", "how-to", "how-to", "how-to", "yes/no", "yes/no", "yes/no"]
+    # a why-question asked with "what", and what stays a fact: a meaning, a name, the purpose as one of two things asked
+    assert [question_form(q) for q in ("What was the reason for the revocation of the Act?", "What are the main benefits of a Roth IRA?",
+                                       "What is the meaning of yang?", "What is Benefit Charges?", "What is the fee, and what is the purpose of it?",
+                                       "What is the reason?")] == ["why", "why", "fact", "fact", "fact", "fact"]
 
 
 def test_both_signals_needed_when_configured_so(schema_lm):

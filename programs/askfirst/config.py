@@ -72,7 +72,8 @@ class AskfirstConfig(ConfigSection):
                                      "none of the other assessed documents' titles has) as the reading a follow-up means, as skip_named "
                                      "does for the question: no divergence call, no clarifying question. On the demo's t03 the 0.5B "
                                      "rewrite dropped the award the first turn named, and divergence asked which scholarship.")
-    factoid_divergence: bool = Field(True, description="Ask divergence only of a question that asks for a fact: not a why-question, "
+    factoid_divergence: bool = Field(True, description="Ask divergence only of a question that asks for a fact: not a why-question "
+                                     "(also 'What was the reason for …', 'What is the significance of …'), "
                                      "a how-to ('How do I …') or a yes/no question ('Can I …'), whose passages answer in explanations "
                                      "that differ in wording whatever the reading (no LM call for those). On 40 MTRAG-UN training-half "
                                      "tasks divergence asked about 4 ANSWERABLE tasks and no other; 3 were such questions.")

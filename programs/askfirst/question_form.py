@@ -16,6 +16,10 @@ _AUXILIARIES = frozenset(
     "weren't don't doesn't didn't can't couldn't shouldn't wouldn't won't hasn't haven't".split())
 _FACT_WORDS = frozenset("what which who whom whose when where".split())
 _CONJUNCTIONS = frozenset("and or but so then also".split())
+# "What is the reason for …", "What was the significance of …": a why-question in the form of a fact question. ("The
+# meaning of …" and "the role of …" are left out: a word's meaning is a fact, and AmbigNQ asks it with two readings.)
+_WHY_AS_WHAT = re.compile(r"what (?:is|was|are|were) (?:the )?(?:\w+ )?(?:reasons?|purposes?|significance|importance|impacts?|effects?|"
+                          r"benefits?|advantages?|disadvantages?|consequences?|implications?) (?:of|for|behind)\b")
 _SENTENCE = re.compile(r"[^.?!]+[.?!]*")
 _WORD = re.compile(r"[a-z']+")
 
@@ -39,10 +43,10 @@ def _clause_form(clause: str) -> str | None:
     if not words:
         return None
     first, second = words[0], words[1] if len(words) > 1 else ""
+    if first == "why" or _WHY_AS_WHAT.match(" ".join(words)):
+        return "why"
     if first in _FACT_WORDS:
         return "fact"
-    if first == "why":
-        return "why"
     if first == "how":  # "how much / many / long": a quantity; "how do / can / to": a procedure
         return "how-to" if second in _AUXILIARIES or second == "to" else "fact"
     if first in _AUXILIARIES:
@@ -58,6 +62,8 @@ def question_form(question: str) -> str:
     first word: one that asks for a fact, or none that says anything, makes the sentence ask for a fact. So "Anyway,
     can I file online?" is a yes/no question, while "In 2015, who scored most?" and "Can I skip the meal plan, and how
     much is the rent?" ask for a fact; so do a fragment and an imperative ("the lab fee?", "Tell me about the fees.").
+    "What was the reason for …" and "What is the significance of …" are why-questions: on MTRAG's synthetic tasks
+    divergence asked which document was meant of both, their passages each explaining in other words.
     """
     sentences = _sentences(question)
     forms = []
