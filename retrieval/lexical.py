@@ -28,9 +28,10 @@ class QdrantSparse:
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         return self.store.sparse_search(query, k)
 
-    def document_frequency(self, token: str, *, cap: int = 10_000) -> int:
+    def document_frequency(self, token: str, *, cap: int = 1_000) -> int:
         """How many passages have ``token``, counted up to ``cap``: the hits of a search for it alone (every passage that
-        has a term scores above 0). Qdrant counts no sparse index's postings, so a common word counts as ``cap``."""
+        has a term scores above 0). Qdrant counts no sparse index's postings, so a common word counts as ``cap``; the
+        askfirst program only asks which of a question's words is rarest, and a word that common is never the one."""
         return len(self.store.sparse_search(token, cap))
 
 
