@@ -31,7 +31,7 @@ class QdrantSparse:
     def document_frequency(self, token: str, *, cap: int = 1_000) -> int:
         """How many passages have ``token``, counted up to ``cap``: the hits of a search for it alone (every passage that
         has a term scores above 0). Qdrant counts no sparse index's postings, so a common word counts as ``cap``; the
-        askfirst program only asks which of a question's words is rarest, and a word that common is never the one."""
+        askfirst program only asks which of a question's words is rarest (words that common tie, and it takes the first)."""
         return len(self.store.sparse_search(token, cap))
 
 
