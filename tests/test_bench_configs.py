@@ -94,3 +94,33 @@ def test_instruction_candidates_name_steps_of_the_askfirst_program(path):
     dense = QueryCosines({})
     program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", load_config(BENCH / "askfirst_mtrag.yaml"))
     assert read_candidates(path, [name for name, _ in program.named_predictors()])  # raises on a step the program lacks
+
+
+def test_divergence_replay_asks_the_program_again_with_the_recorded_per_passage_answers(tmp_path, capsys):
+    from askfirst.config import config_path, save_resolved
+    from askfirst.retrieval.factory import index_corpus, open_store
+
+    config = load_config(config_path("demo"), overrides=[f"runs_dir={tmp_path / 'runs'}"])  # the demo's program and index
+    store = open_store(config)
+    try:
+        index_corpus(config, store)
+    finally:
+        store.close()
+    run = tmp_path / "run"
+    run.mkdir()
+    save_resolved(config, run)
+    fees = ["fees-lab", "fees-registration"]
+    records = [  # one amount in two wordings, recorded as diverging by answers compared word for word
+        {"id": "c01", "route": "clarify", "retrieved": fees, "extras": {"standalone_query": "How much is the fee?", "ambiguity": {
+            "divergence": {"diverges": True, "candidates": {"fees-lab": "EUR 85", "fees-registration": "85 euros"}}}}},
+        {"id": "t04", "route": "answer", "retrieved": fees, "extras": {"standalone_query": "Is there a fee for each guest night?",
+                                                                     "ambiguity": {"divergence": {"diverges": False, "form": "yes/no"}}}},
+        {"id": "u01", "route": "idk", "retrieved": [], "extras": {"standalone_query": "parking", "ambiguity": {}}},  # never asked first
+    ]
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (run / "scores.jsonl").write_text(json.dumps({"id": "c01", "expected_route": "clarify"}) + "\n")
+    script = _bench_script("divergence_replay")
+    assert script.replay(run, []) == {"replayed": 2, "diverges -> not, expected clarify": 1}  # typed: both name 85
+    assert script.replay(run, ["askfirst.typed_divergence=false"]) == {"replayed": 2}
+    assert script.replay(run, ["askfirst.factoid_divergence=false"]) == {"replayed": 1, "diverges -> not, expected clarify": 1, "needs the LM": 1}
+    assert "c01 diverges -> not (route clarify, expected clarify): How much is the fee?" in capsys.readouterr().out
