@@ -57,7 +57,7 @@ class RecordedAnswers:
 def replay(run_dir: Path, overrides: list[str], *, show: int = 10) -> Counter:
     """Replay ``run_dir``'s divergences under its config with ``overrides``; print and return the counts."""
     config = load_config(run_dir / "config.yaml", overrides=[*overrides, *NO_LM])
-    if config.program.kind != "askfirst" or config.askfirst.ambiguity not in ("divergence", "either"):
+    if config.program.kind != "askfirst" or config.askfirst.ambiguity != "divergence":
         raise SystemExit(f"{run_dir}: divergence replays need program.kind=askfirst and askfirst.ambiguity=divergence "
                          f"(CLARION's detector needs the LM)")
     examples = {e.id: e for e in configured_questions(config)}
