@@ -116,6 +116,7 @@ class Bm25sIndex:
     def document_frequency(self, token: str) -> int:
         """How many passages have ``token`` (one of :func:`tokenize`'s tokens): the length of its column of the score
         matrix (bm25s keeps it by token, compressed sparse columns; its vocabulary's last entry, "", has no column)."""
-        column = self._bm25.vocab_dict.get(token) if self._bm25 is not None else None
-        indptr = self._bm25.scores["indptr"] if column is not None else ()
-        return int(indptr[column + 1] - indptr[column]) if column is not None and column + 1 < len(indptr) else 0
+        if self._bm25 is None or (column := self._bm25.vocab_dict.get(token)) is None:
+            return 0
+        indptr = self._bm25.scores["indptr"]
+        return int(indptr[column + 1] - indptr[column]) if column + 1 < len(indptr) else 0
