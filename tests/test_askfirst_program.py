@@ -13,6 +13,7 @@ from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite
 from askfirst.programs.base import Resources
+from askfirst.programs.common.conversation import format_history, previous_user_turn, to_turns
 from askfirst.programs.registry import Registry
 from askfirst.retrieval.chunking import Passage
 from tests.conftest import PASSAGES, LexicalRetriever, ListRetriever
@@ -208,7 +209,7 @@ def test_a_follow_up_is_made_standalone_before_retrieval(schema_lm):
     reply, _, retriever, _ = run(schema_lm, turns, "askfirst.ambiguity=off")
     assert reply.standalone_query == "How much is the laboratory fee?" and retriever.calls[0] == ["How much is the laboratory fee?"]
     reply, _, retriever, _ = run(schema_lm, turns, "askfirst.ambiguity=off", "askfirst.standalone=false")
-    assert retriever.calls[0] == ["How much is its fee?"]
+    assert retriever.calls[0] == ["How much is its fee?", "Tell me about lab courses. How much is its fee?"]  # follow_up_search
 
 
 def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
@@ -222,7 +223,7 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
                     {"role": "user", "content": "And the lab fee?"}]
     answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})
     reply, _, retriever, _ = run(schema_lm, conversation, script=answered)
-    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0] == ["And the lab fee?"]
+    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0][0] == "And the lab fee?"
     assert reply.rewrite_refused == "The lab fee is EUR 85 [fees-lab]."
     reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.rewrite_check=false", script=answered)
     assert reply.standalone_query == "The lab fee is EUR 85 [fees-lab]." and reply.rewrite_refused is None
@@ -231,7 +232,36 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
                               ("askfirst.rewrite_check=questions", "The lab fee is EUR 85 [fees-lab]."),
                               ("askfirst.rewrite_check=true", "The lab fee is EUR 85 [fees-lab].")):
         reply, _, retriever, _ = run(schema_lm, statement, setting, script=answered)
-        assert retriever.calls[0] == [searched], setting
+        assert retriever.calls[0][0] == searched, setting
+
+
+def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):
+    conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
+                    {"role": "user", "content": "And the lab fee?"}]
+    answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})  # refused
+    with_previous = "Which fees are there? And the lab fee?"
+    reply, program, retriever, lm = run(schema_lm, conversation, "askfirst.min_top_cosine=0.4", script=answered,  # the default
+                                       cosines={"And the lab fee?": 0.30, with_previous: 0.50})
+    assert retriever.calls[0] == ["And the lab fee?", with_previous] and reply.queries == ["And the lab fee?", with_previous]
+    assert reply.top_cosine == 0.50 and not reply.gated and reply.route == "answer"  # the gate measures the query with context
+    assert reply.standalone_query == "And the lab fee?"  # the LM steps still read the user's turn
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):  # what the gate tuner measures is what the gate measured
+        assert program.search_query("And the lab fee?", "user: Which fees are there?\nassistant: Lab and registration.") == with_previous
+    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.follow_up_search=turn", "askfirst.min_top_cosine=0.4",
+                                 "askfirst.escalation=false", script=answered, cosines={"And the lab fee?": 0.30, with_previous: 0.50})
+    assert retriever.calls[0] == ["And the lab fee?"] and reply.gated and reply.route == "idk"
+    # A kept rewrite is searched alone; so is a first turn, which has no previous turn.
+    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.follow_up_search=with_previous_turn")
+    assert retriever.calls[0] == ["How much is the laboratory fee?"]
+    reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.follow_up_search=with_previous_turn")
+    assert retriever.calls[0] == ["Lab fee?"]
+
+
+def test_the_previous_user_turn_is_read_from_the_history_with_its_own_line_breaks():
+    turns = to_turns([{"role": "user", "content": "How much is\nthe fee?"}, {"role": "assistant", "content": "EUR 85.\nPer course."},
+                      {"role": "user", "content": "And part-time?"}])
+    assert previous_user_turn(format_history(turns, max_turns=6)) == "How much is\nthe fee?"
+    assert previous_user_turn("assistant: Hello.") is None and previous_user_turn("") is None
 
 
 def test_the_router_sends_complex_questions_through_the_notes_loop(schema_lm):

@@ -19,7 +19,7 @@ from askfirst.programs.askfirst.unnamed_referent import (bare_referents, danglin
                                                           referent_question, unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
-from askfirst.programs.common.conversation import format_passages, history_text, question_and_history
+from askfirst.programs.common.conversation import format_passages, history_text, previous_user_turn, question_and_history
 from askfirst.programs.common.responders import clarifying_question, partial_reply
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
@@ -176,8 +176,9 @@ class AskFirstProgram(dspy.Module):
         query, extras["rewrite_refused"] = self._standalone(question, history)
         extras["standalone_query"] = query
         extras["stage"] = self._route(query, history)
-        self._retrieve(query, history, state)
-        extras["top_cosine"] = self.top_cosine(query)
+        searches = self._searches(query, question, history)
+        self._retrieve(searches, history, state)
+        extras["top_cosine"] = self.top_cosine(searches[-1])
         if (self.config.dangling_follow_up if history else self.config.dangling_reference) and self.config.mode == "ask_first":  # answer_all asks nothing
             extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
             if extras["dangling"]:  # "When did he return to work?", "this tricolor flag": no search can tell which is meant
@@ -239,8 +240,18 @@ class AskFirstProgram(dspy.Module):
         return route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below
 
     def search_query(self, question: str, history: str) -> str:
-        """The query the program searches with: ``question`` made standalone when there is history and the stage is on."""
-        return self._standalone(question, history)[0]
+        """The query the retrieval gate measures: ``question`` made standalone when there is history and the stage is on
+        (with ``follow_up_search=with_previous_turn``, a follow-up searched as written has the previous user turn before it)."""
+        query = self._standalone(question, history)[0]
+        return self._searches(query, question, history)[-1]
+
+    def _searches(self, query: str, question: str, history: str) -> list[str]:
+        """The simple stage's queries, the gate's last: ``query``, and the previous user turn with it where the follow-up is
+        searched as the user wrote it and ``follow_up_search`` says so."""
+        previous = previous_user_turn(history) if self.config.follow_up_search == "with_previous_turn" else None
+        if previous is None or query.strip() != question.strip():
+            return [query]
+        return [query, f"{previous} {query}"]
 
     def _standalone(self, question: str, history: str) -> tuple[str, str | None]:
         """The search query and the rewrite refused by ``rewrite_check`` (``None`` when kept or not made)."""
@@ -283,13 +294,13 @@ class AskFirstProgram(dspy.Module):
             return self.config.complexity_router
         return call_predictor(self.router, "askfirst_router", retries=self.retries, conversation_history=history, question=query).complexity
 
-    def _retrieve(self, query: str, history: str, state: dict) -> None:
-        k = self.program_config.rerank_candidates
+    def _retrieve(self, queries: list[str], history: str, state: dict) -> None:
+        k, query = self.program_config.rerank_candidates, queries[0]
         if state["extras"]["stage"] == "complex":
             found = self.retrieval(question=query, conversation_history=history)
             pool, state["queries"] = found.passages, list(found.queries)
         else:
-            pool, state["queries"] = self.resources.search([query], max(k, 10)), [query]
+            pool, state["queries"] = self.resources.search(queries, max(k, 10)), list(queries)
         if self.faq_search is not None:
             faq_hits = self.faq_search(query, self.config.faq_k)
             state["extras"]["faq"] = [entry.passage_id for entry in faq_hits]

@@ -9,7 +9,7 @@ from typing import Literal, get_args
 from askfirst.retrieval.chunking import Passage
 
 Role = Literal["user", "assistant"]
-_ROLE_LABEL = re.compile(rf"^(?:{'|'.join(get_args(Role))}): ", re.MULTILINE)  # as format_history writes it
+_ROLE_LABEL = re.compile(rf"^({'|'.join(get_args(Role))}): ", re.MULTILINE)  # as format_history writes it
 
 
 class ConversationError(ValueError):
@@ -58,6 +58,13 @@ def history_text(history: str) -> str:
     """What the turns of a :func:`format_history` string say, without their role labels (a document titled
     "Teaching assistant posts" is not named by every assistant turn)."""
     return _ROLE_LABEL.sub("", history)
+
+
+def previous_user_turn(history: str) -> str | None:
+    """The user turn before the question: the newest of a :func:`format_history` string (as cut there), or ``None``."""
+    parts = _ROLE_LABEL.split(history)  # ["", role, text, role, text, ...]: a turn's own line breaks stay in its text
+    users = [text.strip() for role, text in zip(parts[1::2], parts[2::2]) if role == "user"]
+    return users[-1] if users and users[-1] else None
 
 
 def format_passages(passages: list[Passage], *, max_chars: int) -> str:
