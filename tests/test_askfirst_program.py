@@ -209,7 +209,7 @@ def test_a_follow_up_is_made_standalone_before_retrieval(schema_lm):
     reply, _, retriever, _ = run(schema_lm, turns, "askfirst.ambiguity=off")
     assert reply.standalone_query == "How much is the laboratory fee?" and retriever.calls[0] == ["How much is the laboratory fee?"]
     reply, _, retriever, _ = run(schema_lm, turns, "askfirst.ambiguity=off", "askfirst.standalone=false")
-    assert retriever.calls[0] == ["How much is its fee?", "Tell me about lab courses. How much is its fee?"]  # follow_up_search
+    assert retriever.calls[0] == ["How much is its fee?"]
 
 
 def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
@@ -240,16 +240,17 @@ def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn
                     {"role": "user", "content": "And the lab fee?"}]
     answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})  # refused
     with_previous = "Which fees are there? And the lab fee?"
-    reply, program, retriever, lm = run(schema_lm, conversation, "askfirst.min_top_cosine=0.4", script=answered,  # the default
+    reply, program, retriever, lm = run(schema_lm, conversation, "askfirst.follow_up_search=with_previous_turn",
+                                       "askfirst.min_top_cosine=0.4", script=answered,
                                        cosines={"And the lab fee?": 0.30, with_previous: 0.50})
     assert retriever.calls[0] == ["And the lab fee?", with_previous] and reply.queries == ["And the lab fee?", with_previous]
     assert reply.top_cosine == 0.50 and not reply.gated and reply.route == "answer"  # the gate measures the query with context
     assert reply.standalone_query == "And the lab fee?"  # the LM steps still read the user's turn
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):  # what the gate tuner measures is what the gate measured
         assert program.search_query("And the lab fee?", "user: Which fees are there?\nassistant: Lab and registration.") == with_previous
-    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.follow_up_search=turn", "askfirst.min_top_cosine=0.4",
-                                 "askfirst.escalation=false", script=answered, cosines={"And the lab fee?": 0.30, with_previous: 0.50})
-    assert retriever.calls[0] == ["And the lab fee?"] and reply.gated and reply.route == "idk"
+    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.min_top_cosine=0.4", "askfirst.escalation=false", script=answered,
+                                 cosines={"And the lab fee?": 0.30, with_previous: 0.50})
+    assert retriever.calls[0] == ["And the lab fee?"] and reply.gated and reply.route == "idk"  # 'turn', the default
     # A kept rewrite is searched alone; so is a first turn, which has no previous turn.
     reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.follow_up_search=with_previous_turn")
     assert retriever.calls[0] == ["How much is the laboratory fee?"]

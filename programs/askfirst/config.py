@@ -21,13 +21,13 @@ class AskfirstConfig(ConfigSection):
         "answers, yet searching those turns as written lost one route on each MTRAG-UN half (bench/RESULTS.md). true/false "
         "mean questions/off.")
     follow_up_search: Literal["turn", "with_previous_turn"] = Field(
-        "with_previous_turn", description="What a follow-up searched as the user wrote it (its rewrite refused, the same as the "
-        "turn, or not made) is searched with: 'turn' alone, or 'with_previous_turn', which also searches the user's previous turn "
-        "followed by this one (fused by RRF) and gates on that query's top cosine ('When did it take place?' names nothing to "
-        "find). The LM steps read the turn and the conversation either way; the complex stage's loop reads the conversation "
-        "itself. turn -> with_previous_turn on MTRAG-UN dev's training half: Recall@10 +0.108 [+0.062, +0.182], nDCG@5 +0.087 "
-        "[+0.042, +0.148], route accuracy 0.674 -> 0.697; on MTRAG's synthetic sample Recall@10 +0.031, one route fewer "
-        "(bench/RESULTS.md).")
+        "turn", description="What a follow-up searched as the user wrote it (its rewrite refused, the same as the turn, or not "
+        "made) is searched with: 'turn' alone, or 'with_previous_turn', which also searches the user's previous turn followed by "
+        "this one (fused by RRF) and gates on that query's top cosine ('When did it take place?' names nothing to find). The LM "
+        "steps read the turn and the conversation either way; the complex stage's loop reads the conversation itself. "
+        "with_previous_turn ranks better on every MTRAG set measured (validation half Recall@10 +0.033 [+0.004, +0.084], nDCG@5 "
+        "+0.045 [+0.014, +0.092]) but is not the default: on the validation half it cost routes (-0.030 [-0.083, +0.015]), "
+        "'I don't know' on UNANSWERABLE tasks 10 -> 7 of 21 (bench/RESULTS.md).")
     complexity_router: Literal["lm", "simple", "complex"] = Field(
         "lm", description="R2RAG's router: simple -> one retrieval round, complex -> the query-generator <-> notes-builder loop; or force one.")
     ambiguity: Literal["off", "detector", "divergence", "both", "either"] = Field(
