@@ -223,7 +223,7 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
                     {"role": "user", "content": "And the lab fee?"}]
     answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})
     reply, _, retriever, _ = run(schema_lm, conversation, script=answered)
-    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0][0] == "And the lab fee?"
+    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0] == ["And the lab fee?"]
     assert reply.rewrite_refused == "The lab fee is EUR 85 [fees-lab]."
     reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.rewrite_check=false", script=answered)
     assert reply.standalone_query == "The lab fee is EUR 85 [fees-lab]." and reply.rewrite_refused is None
@@ -232,7 +232,7 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
                               ("askfirst.rewrite_check=questions", "The lab fee is EUR 85 [fees-lab]."),
                               ("askfirst.rewrite_check=true", "The lab fee is EUR 85 [fees-lab].")):
         reply, _, retriever, _ = run(schema_lm, statement, setting, script=answered)
-        assert retriever.calls[0][0] == searched, setting
+        assert retriever.calls[0] == [searched], setting
 
 
 def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):
