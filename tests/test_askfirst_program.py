@@ -562,7 +562,7 @@ def test_asked_about_words_from_an_earlier_turn_count_only_when_configured(schem
     reply, *_ = run(schema_lm, turns, "askfirst.escalation=false", "askfirst.referent_cue=false", "askfirst.key_terms=2",
                     "askfirst.key_terms_in_turn=true", script=earlier)
     assert reply.key_terms["missing"] == [] and reply.key_terms["not_in_turn"] == ["parking", "permit"]
-    assert reply.key_terms["overruled"] is None and reply.route == "clarify"  # the fee's readings are asked about
+    assert reply.key_terms["overruled"] is None and reply.route == "answer"  # the assessment's label stands
 
 
 def test_a_question_about_something_no_passage_mentions_is_unanswerable(schema_lm):
@@ -642,11 +642,25 @@ def test_a_document_an_earlier_turn_named_is_the_reading_a_follow_up_means(schem
     asked = []
     lost = scripted(standalone_question={"standalone_question": "How much is the fee?"},  # the rewrite dropped the subject
                     passage_answers=lambda text: asked.append(text) or passage_answers(text))
-    reply, *_ = run(schema_lm, conversation, script=lost)
+    reply, *_ = run(schema_lm, conversation, "askfirst.follow_up_divergence=true", script=lost)
     assert reply.route == "answer" and asked == []
     assert reply.ambiguity["divergence"] == {"diverges": False, "named": "fees-lab", "named_in": "conversation"}
-    reply, *_ = run(schema_lm, conversation, "askfirst.conversation_names=false", script=lost)
+    reply, *_ = run(schema_lm, conversation, "askfirst.conversation_names=false", "askfirst.follow_up_divergence=true", script=lost)
     assert reply.route == "clarify" and len(asked) == 1 and reply.options == ["Laboratory fee", "Registration fee"]
+
+
+def test_divergence_is_asked_of_a_follow_up_only_when_follow_up_divergence_is_on(schema_lm):
+    conversation = [{"role": "user", "content": "Tell me about the fees."}, {"role": "assistant", "content": "There are several."},
+                    {"role": "user", "content": "How much is it?"}]
+    asked = []
+    script = scripted(standalone_question={"standalone_question": "How much is the fee?"},
+                      passage_answers=lambda text: asked.append(text) or passage_answers(text))
+    reply, *_ = run(schema_lm, conversation, script=script)
+    assert reply.route == "answer" and asked == [] and reply.ambiguity["divergence"] == {"diverges": False, "follow_up": True}
+    reply, *_ = run(schema_lm, conversation, "askfirst.follow_up_divergence=true", script=script)
+    assert reply.route == "clarify" and len(asked) == 1 and reply.options == ["Laboratory fee", "Registration fee"]
+    reply, *_ = run(schema_lm, "How much is the fee?", script=script)  # a first question is asked either way
+    assert reply.route == "clarify" and len(asked) == 2
 
 
 def test_an_asked_about_repeating_its_field_description_is_not_checked(schema_lm):

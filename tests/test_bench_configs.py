@@ -122,5 +122,8 @@ def test_divergence_replay_asks_the_program_again_with_the_recorded_per_passage_
     script = _bench_script("divergence_replay")
     assert script.replay(run, []) == {"replayed": 2, "diverges -> not, expected clarify": 1}  # typed: both name 85
     assert script.replay(run, ["askfirst.typed_divergence=false"]) == {"replayed": 2}
-    assert script.replay(run, ["askfirst.factoid_divergence=false"]) == {"replayed": 1, "diverges -> not, expected clarify": 1, "needs the LM": 1}
+    # t04 is a follow-up: asked divergence only with follow_up_divergence, and then with no answers recorded
+    assert script.replay(run, ["askfirst.factoid_divergence=false"]) == {"replayed": 2, "diverges -> not, expected clarify": 1}
+    assert script.replay(run, ["askfirst.factoid_divergence=false", "askfirst.follow_up_divergence=true"]) == {
+        "replayed": 1, "diverges -> not, expected clarify": 1, "needs the LM": 1}
     assert "c01 diverges -> not (route clarify, expected clarify): How much is the fee?" in capsys.readouterr().out

@@ -80,6 +80,13 @@ class AskfirstConfig(ConfigSection):
                                      "none of the other assessed documents' titles has) as the reading a follow-up means, as skip_named "
                                      "does for the question: no divergence call, no clarifying question. On the demo's t03 the 0.5B "
                                      "rewrite dropped the award the first turn named, and divergence asked which scholarship.")
+    follow_up_divergence: bool = Field(False, description="Ask divergence of a follow-up too (a turn with earlier turns); off: of a "
+                                       "first question only, since a conversation's earlier turns have picked what it is about and a "
+                                       "follow-up that leaves its thing unsaid is the referent checks' (dangling_follow_up, referent_cue). "
+                                       "Off by measurement: on MTRAG-UN dev and MTRAG's synthetic sample, divergence's clarifications of "
+                                       "follow-ups were right on 1 of 11, no more often than UNDERSPECIFIED tasks come among follow-ups, "
+                                       "while on first questions it asks about the demo's, SQuAD2-ambiguous and ASQA's readings "
+                                       "(bench/RESULTS.md).")
     factoid_divergence: bool = Field(True, description="Ask divergence only of a question that asks for a fact: not a why-question "
                                      "(also 'What was the reason for …', 'What is the significance of …'), "
                                      "a how-to ('How do I …') or a yes/no question ('Can I …'), whose passages answer in explanations "

@@ -88,7 +88,8 @@ class AskFirstProgram(dspy.Module):
     6. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
-       documents' titles are the options; with ``skip_named`` a question that names one assessed document by a title
+       documents' titles are the options; it is asked of a first question only unless ``follow_up_divergence``, as
+       a conversation's earlier turns have picked the reading; with ``skip_named`` a question that names one assessed document by a title
        word the others lack skips that call, as its divergence would be discarded, and with ``factoid_divergence`` so
        does a why-, how-to or yes/no question, whose passages explain rather than name, and with
        ``multipart_divergence`` a question of two or more parts whose parts ask for different kinds of answer; with
@@ -385,7 +386,9 @@ class AskFirstProgram(dspy.Module):
             conversation = history if self.config.conversation_names else ""
             form = question_form(query) if self.config.factoid_divergence else "fact"
             parts, asked_kind = len(question_parts(query)), answer_type(query)
-            if form != "fact":  # an explanation, procedure or yes-with-reasons differs per passage whatever the reading
+            if history and not self.config.follow_up_divergence:  # the conversation has picked the reading
+                record["divergence"] = {"diverges": False, "follow_up": True}
+            elif form != "fact":  # an explanation, procedure or yes-with-reasons differs per passage whatever the reading
                 record["divergence"] = {"diverges": False, "form": form}
             elif parts >= 2 and not self._multipart_diverges(asked_kind):  # passages answering different parts differ too
                 record["divergence"] = {"diverges": False, "parts": parts}
