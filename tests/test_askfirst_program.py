@@ -135,6 +135,14 @@ def test_answering_all_readings_plans_them_searches_each_and_answers_them_in_one
     assert not {"readings", "write_readings"} & {n.split(".")[0] for n, _ in program.named_predictors()}
 
 
+def test_the_record_keeps_the_sentences_the_assessment_copied(schema_lm):
+    copied = assessment() | {"answering_sentences": ["[fees-lab] The laboratory fee is EUR 85."]}
+    reply, *_ = run(schema_lm, "How much is the laboratory fee?", script=scripted(asked_about=copied))
+    assert reply.route == "answer" and reply.extras["answering_sentences"] == ["[fees-lab] The laboratory fee is EUR 85."]
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.escalation=false", "askfirst.min_top_cosine=0.4", cosines={"Lab fee?": 0.3})
+    assert reply.route == "idk" and reply.extras["answering_sentences"] is None  # gated: no assessment call
+
+
 def test_diverging_evidence_asks_first_naming_the_documents(schema_lm):
     reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=either")
     assert reply.route == "clarify" and reply.options == ["Laboratory fee", "Registration fee"] and reply.label == "UNDERSPECIFIED"

@@ -165,7 +165,7 @@ class AskFirstProgram(dspy.Module):
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None,
-                                  "ungrounded_options": None, "repeated_example": None}}
+                                  "ungrounded_options": None, "repeated_example": None, "answering_sentences": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -331,6 +331,7 @@ class AskFirstProgram(dspy.Module):
                              question=query, passages=format_passages(passages, max_chars=self.program_config.passage_chars))
         by_id = {p.passage_id: p for p in passages}
         label = out.label
+        state["extras"]["answering_sentences"] = [str(s) for s in out.answering_sentences or []]
         confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
         # A question of one part has no part left unanswered: its PARTIAL is taken as ANSWERABLE. With
         # one_part_key_terms before the key-term check, which exempts PARTIAL (its missing part is expected to be absent).
