@@ -89,12 +89,12 @@ class AskFirstProgram(dspy.Module):
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
        documents' titles are the options; it is asked of a first question only unless ``follow_up_divergence``, as
-       a conversation's earlier turns have picked the reading; with ``skip_named`` a question that names one assessed document by a title
-       word the others lack skips that call, as its divergence would be discarded, and with ``factoid_divergence`` so
-       does a why-, how-to or yes/no question, whose passages explain rather than name, and with
-       ``multipart_divergence`` a question of two or more parts whose parts ask for different kinds of answer; with
-       ``divergence_rarest_word`` a passage without the question's rarest word in the collection takes no part when
-       most candidate passages have it) and/or
+       a conversation's earlier turns have picked the reading; with ``skip_named`` a question that names one
+       assessed document by a title word the others lack skips that call, as its divergence would be discarded,
+       and with ``factoid_divergence`` so does a why-, how-to or yes/no question, whose passages explain rather
+       than name, and with ``multipart_divergence`` a question of two or more parts whose parts ask for different
+       kinds of answer; with ``divergence_rarest_word`` a passage without the question's rarest word in the
+       collection takes no part when most candidate passages have it) and/or
        CLARION's detector grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
        in ``answer_all`` mode (ASQA-style benchmarks) an answered question goes to CLARION's planner and writer
        (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
