@@ -6,7 +6,7 @@ with ``--set`` overrides such as ``askfirst.divergence_rarest_word=false``. It h
 in place of the LM's and asks it again whether the question diverges. A rule about which answers count, or about
 which questions divergence is asked of, can so be measured on every recorded divergence without an LM, on the run's own
 index. Some records cannot be replayed:
-- a question whose run skipped the call (its form, its parts, a document it names) but which the replayed config would
+- a question whose run skipped the call (its form, its parts, a document it names, being a follow-up) but which the replayed config would
   ask about has no recorded answers, and is counted as needing the LM;
 - a record whose route was settled before asking first (a dangling reference, the collection check, an UNANSWERABLE or
   PARTIAL label) is not replayed. Divergence is not reached there, whatever the config.

@@ -79,7 +79,8 @@ class AskfirstConfig(ConfigSection):
     conversation_names: bool = Field(True, description="Take a document the conversation's earlier turns name (by a title word "
                                      "none of the other assessed documents' titles has) as the reading a follow-up means, as skip_named "
                                      "does for the question: no divergence call, no clarifying question. On the demo's t03 the 0.5B "
-                                     "rewrite dropped the award the first turn named, and divergence asked which scholarship.")
+                                     "rewrite dropped the award the first turn named, and divergence asked which scholarship. It "
+                                     "matters only with follow_up_divergence on: off, no follow-up is asked divergence.")
     follow_up_divergence: bool = Field(False, description="Ask divergence of a follow-up too (a turn with earlier turns); off: of a "
                                        "first question only, since a conversation's earlier turns have picked what it is about and a "
                                        "follow-up that leaves its thing unsaid is the referent checks' (dangling_follow_up, referent_cue). "
