@@ -10,7 +10,8 @@ from askfirst.evaluation.scoring import aggregate, per_collection, score_predict
 def test_every_per_question_metric_is_a_key_the_scorer_produces():
     example = dspy.Example(answerability="ANSWERABLE", gold_answers=["85"], qrels={"fees-lab": 1}, qa_pairs=[("q", ["85"])],
                            clarification_options=[])
-    row = score_prediction(example, {"route": "answer", "answer": "EUR 85", "retrieved_docs": ["fees-lab"], "citations": ["fees-lab"]}, k=5)
+    row = score_prediction(example, {"route": "answer", "answer": "EUR 85", "retrieved_docs": ["fees-lab"], "citations": ["fees-lab"],
+                                     "extras": {"p_answerable": 0.9, "probability_source": "logprobs"}}, k=5)
     per_question = [m.key(k=5) for m in METRICS if m.per_question]
     assert set(per_question) <= set(row), set(per_question) - set(row)
     run_level = {m.name for m in METRICS if not m.per_question and m.section is None}

@@ -70,3 +70,33 @@ def test_wilson_interval_stays_inside_zero_and_one():
     assert proportion_ci(20, 40) == pytest.approx((0.3520, 0.6480), abs=1e-4)
     with pytest.raises(ValueError):
         proportion_ci(0, 0)
+
+
+def test_expected_calibration_error_by_hand():
+    from askfirst.evaluation.calibration import expected_calibration_error
+
+    # Bin [0.1, 0.2): mean P 0.125 against 1 of 2 answerable; bin [0.9, 1.0]: mean P 0.95 against 2 of 2 (1.0 is in it).
+    assert expected_calibration_error([0.1, 0.15, 0.9, 1.0], [False, True, True, True]) == pytest.approx((2 * 0.375 + 2 * 0.05) / 4)
+    assert expected_calibration_error([0.0, 1.0], [False, True]) == 0.0
+    with pytest.raises(ValueError):
+        expected_calibration_error([], [])
+
+
+def test_aggregate_calibrates_p_answerable_over_assessed_questions_only():
+    def scored(label, p, source="logprobs", route="answer"):
+        return score_prediction(_ex(label), _pred(route) | {"extras": {"p_answerable": p, "probability_source": source}}, k=5)
+
+    rows = [scored("ANSWERABLE", 0.9), scored("PARTIAL", 0.7), scored("UNANSWERABLE", 0.8),
+            scored("UNDERSPECIFIED", 0.2, source="generated"),
+            scored("UNANSWERABLE", 0.0, source=None, route="idk")]  # gated: no assessment, left out
+    assert rows[-1]["p_answerable"] is None and rows[0]["p_answerable"] == 0.9
+    summary = aggregate(rows)
+    assert summary["answerability_n"] == 4 and summary["answerability_share"] == 0.5
+    assert summary["mean_p_answerable"] == pytest.approx(0.65) and "p_answerable" not in summary
+    # Answerable 0.9 and 0.7 against 0.8 and 0.2: three of the four pairs ordered right.
+    assert summary["answerability_auc"] == pytest.approx(0.75)
+    assert summary["answerability_brier"] == pytest.approx((0.01 + 0.09 + 0.64 + 0.04) / 4)
+    assert summary["answerability_ece"] == pytest.approx((0.1 + 0.3 + 0.8 + 0.2) / 4)  # one question per bin
+    one_kind = aggregate(rows[:2])
+    assert one_kind["answerability_auc"] is None and one_kind["answerability_n"] == 2
+    assert "answerability_n" not in aggregate([score_prediction(_ex("ANSWERABLE"), _pred("answer"), k=5)])

@@ -73,6 +73,9 @@ def print_summary(summary: dict, *, k: int) -> None:
             metrics.add_row(key, _fmt(summary.get(key)))
     if summary.get("stage_shares"):
         metrics.add_row("stage_shares", _fmt(summary["stage_shares"]))
+    if summary.get("answerability_n"):
+        metrics.add_row("P(answerable): questions assessed, share answerable, mean",
+                        f"{summary['answerability_n']}, {_fmt(summary['answerability_share'])}, {_fmt(summary['mean_p_answerable'])}")
     console.print(metrics)
     if summary.get("per_collection"):
         coll = Table(title="Retrieval per collection (the program's whole ranking, document level)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from askfirst.evaluation.ambiguity_metrics import str_em
+from askfirst.evaluation.calibration import answerability_calibration
 from askfirst.evaluation.answer_metrics import best_token_f1, contains_any, exact_match
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
 from askfirst.evaluation.stats import proportion_ci
@@ -43,6 +44,7 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
     cited = set(prediction.get("citations_docs") or prediction.get("citations") or [])
     options = [o.lower() for o in example.get("clarification_options") or []]
     reply = (prediction["answer"] + " " + " ".join(prediction.get("options") or [])).lower()
+    extras = prediction.get("extras") or {}
     return {
         "route": route,
         "expected_route": expected_route(example),
@@ -64,7 +66,9 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
         "str_em": str_em(prediction["answer"], [aliases for _, aliases in example.get("qa_pairs")]) if example.get("qa_pairs") else None,
         **_evidence_prf(docs, qrels),
         # The program's own stage, where it reports one (R2RAG's path, MAF-RAG's answering phase); shares in aggregate().
-        "stage": (prediction.get("extras") or {}).get("stage"),
+        "stage": extras.get("stage"),
+        # P(answerable) where an assessment gave one (a gated question's forced 0 has no source); aggregate() calibrates it.
+        "p_answerable": extras.get("p_answerable") if extras.get("probability_source") else None,
         "failed": route == "error",
     }
 
@@ -86,10 +90,12 @@ def _mean(values) -> float | None:
 
 
 def aggregate(rows: list[dict]) -> dict:
-    """Means over questions (a metric skips questions where it is ``None``) plus per-route and confusion tables."""
-    keys = [k for k in rows[0] if k not in ("route", "expected_route", "stage")] if rows else []
+    """Means over questions (a metric skips questions where it is ``None``), per-route and confusion tables, and the
+    calibration of P(answerable) where the program gives one."""
+    keys = [k for k in rows[0] if k not in ("route", "expected_route", "stage", "p_answerable")] if rows else []
     summary = {k: _mean(r[k] for r in rows) for k in keys}
     summary["n"] = len(rows)
+    summary |= answerability_calibration(rows)
     stages = Counter(r["stage"] for r in rows if r.get("stage"))
     if stages:
         summary["stage_shares"] = {stage: count / len(rows) for stage, count in sorted(stages.items())}
