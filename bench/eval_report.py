@@ -4,7 +4,8 @@ Reads the run's ``config.yaml`` (which names the questions) and ``predictions.js
 question), scores the finished questions as ``askfirst eval`` does, and prints what issue 15 asks of an MTRAG-UN
 validation run: each expected route's accuracy with its Wilson 95% interval, the routes taken per expected route,
 the rates of "I don't know" and of clarifying on ANSWERABLE tasks, "I don't know" on UNANSWERABLE ones, clarifying
-on UNDERSPECIFIED ones, the ranking metrics, and seconds and LM calls per question.
+on UNDERSPECIFIED ones, the ranking metrics, P(answerable)'s calibration against the labels, and seconds and LM
+calls per question.
 
     python bench/eval_report.py runs/eval-…
 """
@@ -77,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
           f"(tasks with qrels); {r['seconds_per_question']:.1f} s and {r['lm_calls_per_question']:.2f} LM calls per question\n")
     for label, row in r["rates"].items():
         print(f"- {label}: {row['share']:.3f} of {row['n']} [{row['ci95'][0]:.2f}, {row['ci95'][1]:.2f}]")
+    if s.get("answerability_n"):
+        auc = s["answerability_auc"]
+        print(f"- P(answerable) on the {s['answerability_n']} assessed questions ({s['answerability_share']:.3f} answerable, mean P "
+              f"{s['mean_p_answerable']:.3f}): AUC {'n/a' if auc is None else f'{auc:.3f}'}, Brier {s['answerability_brier']:.3f}, "
+              f"ECE {s['answerability_ece']:.3f}")
     return 0
 
 

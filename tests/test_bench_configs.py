@@ -83,6 +83,25 @@ def test_paired_evals_pairs_two_runs_by_question_and_refuses_different_questions
     assert "2 question(s) in one only" in capsys.readouterr().err
 
 
+def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_path, capsys):
+    from askfirst.config import save_resolved
+
+    save_resolved(load_config(), tmp_path)  # the demo's 26 questions; three finished
+
+    def record(qid, route, p):
+        return {"id": qid, "route": route, "answer": "I don't know." if route == "idk" else "x", "seconds": 2.0, "lm_calls": 3,
+                "extras": {"p_answerable": p, "probability_source": "logprobs"}}
+
+    lines = [record("a01", "answer", 0.9), record("u01", "idk", 0.3), record("c01", "answer", 0.6)]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    script = _bench_script("eval_report")
+    assert script.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "3 of 26 questions finished" in out and "| clarify | 1 | 0.000" in out
+    # a01 (answerable, 0.9) above u01 (0.3) and c01 (0.6): AUC 1; Brier (0.01 + 0.09 + 0.36) / 3.
+    assert "P(answerable) on the 3 assessed questions (0.333 answerable, mean P 0.600): AUC 1.000, Brier 0.153" in out
+
+
 @pytest.mark.parametrize("path", sorted((BENCH / "candidates").glob("*.yaml")), ids=lambda p: p.name)
 def test_instruction_candidates_name_steps_of_the_askfirst_program(path):
     from askfirst.optimizers.instruction_candidates import read_candidates
