@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from askfirst.evaluation.ambiguity_metrics import str_em
-from askfirst.evaluation.calibration import answerability_calibration
 from askfirst.evaluation.answer_metrics import best_token_f1, contains_any, exact_match
+from askfirst.evaluation.calibration import answerability_calibration
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
 from askfirst.evaluation.stats import proportion_ci
 from askfirst.programs.common.routes import LABEL_TO_ROUTE, ROUTES
