@@ -47,5 +47,9 @@ def test_answer_normalisation_and_containment():
     assert contains_any("Tuition is EUR 4,200 per semester.", ["4200"])
     assert not contains_any("Tuition is EUR 14,200.", ["4200"])  # whole tokens only
     assert not contains_any("anything", [])
+    # A hyphen or slash joins two tokens; a comma inside a number does not split it.
+    assert contains_any("The essay has a 500-word limit.", ["500"]) and contains_any("Apply by June/July.", ["July"])
+    assert contains_any("It is a well-known award.", ["well-known"]) and contains_any("Jean–Paul won", ["Jean-Paul"])
+    assert not contains_any("A one-off EUR 1,500 award.", ["500"])
     assert token_f1("CS 101 with a C", "CS 101") == pytest.approx(2 * (2 / 4) * 1 / (2 / 4 + 1))
     assert best_token_f1("no overlap", ["CS 101", "x"]) == 0.0

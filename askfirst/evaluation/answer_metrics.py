@@ -9,6 +9,9 @@ from collections.abc import Sequence
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
+# Hyphens, dashes and slashes join words ("a 500-word limit", "June/July"); the other punctuation sits inside a token
+# ("4,200", "3.5") and is dropped, as SQuAD drops it.
+_JOINERS = re.compile(r"[-\u2010-\u2015/]")
 
 
 def normalize_answer(text: str) -> str:
@@ -17,9 +20,10 @@ def normalize_answer(text: str) -> str:
 
 
 def contains_any(answer: str, golds: Sequence[str]) -> bool:
-    """True when some gold answer, normalised, occurs in the normalised answer (as whole tokens)."""
-    padded = f" {normalize_answer(answer)} "
-    return any(f" {g} " in padded for g in (normalize_answer(g) for g in golds) if g)
+    """True when some gold answer, normalised, occurs in the normalised answer as whole tokens; a hyphen, dash or slash
+    separates tokens here, so "a 500-word limit" contains "500" (SQuAD's EM and F1 keep its normalisation)."""
+    padded = f" {normalize_answer(_JOINERS.sub(' ', answer))} "
+    return any(f" {g} " in padded for g in (normalize_answer(_JOINERS.sub(" ", g)) for g in golds) if g)
 
 
 def token_f1(answer: str, gold: str) -> float:
