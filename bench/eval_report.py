@@ -4,7 +4,7 @@ Reads the run's ``config.yaml`` (which names the questions) and ``predictions.js
 question), scores the finished questions as ``askfirst eval`` does, and prints what issue 15 asks of an MTRAG-UN
 validation run: each expected route's accuracy with its Wilson 95% interval, the routes taken per expected route,
 the rates of "I don't know" and of clarifying on ANSWERABLE tasks, "I don't know" on UNANSWERABLE ones, clarifying
-on UNDERSPECIFIED ones, the ranking metrics, P(answerable)'s calibration against the labels, and seconds and LM
+on UNDERSPECIFIED ones, the ranking metrics, P(answerable)'s calibration against the labels and its mean per expected route, and seconds and LM
 calls per question.
 
     python bench/eval_report.py runs/eval-…
@@ -48,8 +48,13 @@ def report(run_dir: Path) -> dict:
             hits = taken[expected][route]
             rates[label] = {"n": n, "share": hits / n, "ci95": list(proportion_ci(hits, n))}
     records = [finished[e.id] for e in examples]
+    p_by_route: dict[str, list[float]] = {}
+    for row in scores:
+        if row["p_answerable"] is not None:
+            p_by_route.setdefault(row["expected_route"], []).append(row["p_answerable"])
     return {"run": str(run_dir), "finished": len(examples), "selected": len(configured_questions(config)), "summary": summary,
-            "rates": rates, "seconds_per_question": sum(r["seconds"] for r in records) / max(len(records), 1),
+            "rates": rates, "mean_p_answerable_by_route": {route: sum(p_by_route[route]) / len(p_by_route[route]) for route in summary["per_route"]
+                                           if route in p_by_route}, "seconds_per_question": sum(r["seconds"] for r in records) / max(len(records), 1),
             "lm_calls_per_question": sum(r["lm_calls"] for r in records) / max(len(records), 1)}
 
 
@@ -82,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         auc = s["answerability_auc"]
         print(f"- P(answerable) on the {s['answerability_n']} assessed questions ({s['answerability_share']:.3f} answerable, mean P "
               f"{s['mean_p_answerable']:.3f}): AUC {'n/a' if auc is None else f'{auc:.3f}'}, Brier {s['answerability_brier']:.3f}, "
-              f"ECE {s['answerability_ece']:.3f}")
+              f"ECE {s['answerability_ece']:.3f}; mean P by expected route: "
+              + ", ".join(f"{route} {p:.3f}" for route, p in r["mean_p_answerable_by_route"].items()))
     return 0
 
 

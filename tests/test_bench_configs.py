@@ -100,6 +100,7 @@ def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_pa
     assert "3 of 26 questions finished" in out and "| clarify | 1 | 0.000" in out
     # a01 (answerable, 0.9) above u01 (0.3) and c01 (0.6): AUC 1; Brier (0.01 + 0.09 + 0.36) / 3.
     assert "P(answerable) on the 3 assessed questions (0.333 answerable, mean P 0.600): AUC 1.000, Brier 0.153" in out
+    assert "mean P by expected route: answer 0.900, clarify 0.600, idk 0.300" in out
 
 
 @pytest.mark.parametrize("path", sorted((BENCH / "candidates").glob("*.yaml")), ids=lambda p: p.name)
