@@ -4,8 +4,8 @@ Reads the run's ``config.yaml`` (which names the questions) and ``predictions.js
 question), scores the finished questions as ``askfirst eval`` does, and prints what issue 15 asks of an MTRAG-UN
 validation run: each expected route's accuracy with its Wilson 95% interval, the routes taken per expected route,
 the rates of "I don't know" and of clarifying on ANSWERABLE tasks, "I don't know" on UNANSWERABLE ones, clarifying
-on UNDERSPECIFIED ones, the ranking metrics, P(answerable)'s calibration against the labels and its mean per expected route, and seconds and LM
-calls per question.
+on UNDERSPECIFIED ones, the ranking metrics, P(answerable)'s calibration against the labels and its mean per expected
+route, and seconds and LM calls per question.
 
     python bench/eval_report.py runs/eval-…
 """
@@ -48,13 +48,14 @@ def report(run_dir: Path) -> dict:
             hits = taken[expected][route]
             rates[label] = {"n": n, "share": hits / n, "ci95": list(proportion_ci(hits, n))}
     records = [finished[e.id] for e in examples]
-    p_by_route: dict[str, list[float]] = {}
+    p_by_route: dict[str, list[float]] = {route: [] for route in summary["per_route"]}
     for row in scores:
         if row["p_answerable"] is not None:
-            p_by_route.setdefault(row["expected_route"], []).append(row["p_answerable"])
+            p_by_route[row["expected_route"]].append(row["p_answerable"])
+    mean_p = {route: sum(ps) / len(ps) for route, ps in p_by_route.items() if ps}
     return {"run": str(run_dir), "finished": len(examples), "selected": len(configured_questions(config)), "summary": summary,
-            "rates": rates, "mean_p_answerable_by_route": {route: sum(p_by_route[route]) / len(p_by_route[route]) for route in summary["per_route"]
-                                           if route in p_by_route}, "seconds_per_question": sum(r["seconds"] for r in records) / max(len(records), 1),
+            "rates": rates, "mean_p_answerable_by_route": mean_p,
+            "seconds_per_question": sum(r["seconds"] for r in records) / max(len(records), 1),
             "lm_calls_per_question": sum(r["lm_calls"] for r in records) / max(len(records), 1)}
 
 
