@@ -19,9 +19,8 @@ from askfirst.datasets.splits import configured_questions, split_by_conversation
 from askfirst.evaluation.runner import answer_question
 from askfirst.evaluation.scoring import expected_route
 from askfirst.optimizers.instruction_candidates import read_candidates
+from askfirst.programs.common.routes import ROUTES
 from askfirst.session import open_session
-
-ROUTES = ("answer", "partial", "clarify", "idk")
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from askfirst.evaluation.scoring import score_prediction
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.programs.common.conversation import history_text, question_and_history
 from askfirst.programs.askfirst.unnamed_referent import unnamed_referents
+from askfirst.programs.common.routes import ROUTES
 
 CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
 
@@ -76,7 +77,7 @@ def routes_with_cue(run_dir: Path) -> tuple[Counter, Counter, list[str]]:
 def print_run(run_dir: Path) -> None:
     before, after, turned = routes_with_cue(run_dir)
     print("| expected route | n | routes taken | with the cue |\n|---|---|---|---|")
-    for expected in ("answer", "partial", "clarify", "idk"):
+    for expected in ROUTES:
         taken = [Counter(r for (_, e, r) in counts if e == expected) for counts in (before, after)]
         cells = [", ".join(f"{r} {c}" for r, c in t.most_common()) for t in taken]
         print(f"| {expected} | {sum(taken[0].values())} | {cells[0]} | {cells[1]} |")

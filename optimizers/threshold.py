@@ -16,7 +16,7 @@ from askfirst.datasets.jsonl import each_resumably
 
 from askfirst.programs.common.answerability import p_answerable
 from askfirst.evaluation.mtrag_judges import aggregate_hm, judge_reply
-from askfirst.programs.common.routes import IDK_MESSAGE
+from askfirst.programs.common.routes import ANSWERING_ROUTES, IDK_MESSAGE
 
 DEFAULT_CANDIDATES = tuple(round(i * 0.05, 2) for i in range(21))
 JUDGED = ("fixed", "answer", "idk")
@@ -28,7 +28,7 @@ def _question_row(program, example, judges) -> dict:
     passages = [p.text for p in pred.get("evidence") or []]
     if pred.label is None or pred.label == "UNDERSPECIFIED" or pred.route == "error":
         return {"fixed": judge_reply(judges, example, pred.answer, passages)}
-    if pred.route in ("answer", "partial"):
+    if pred.route in ANSWERING_ROUTES:
         answer_reply = pred.answer
     else:  # the classifier abstained: write the reply a low threshold would give instead
         route = "partial" if pred.label == "PARTIAL" else "answer"

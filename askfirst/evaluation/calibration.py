@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-ANSWERING_ROUTES = ("answer", "partial")
+from askfirst.programs.common.routes import ANSWERING_ROUTES
 
 
 def expected_calibration_error(p: Sequence[float], y: Sequence[bool], *, bins: int = 10) -> float:

@@ -9,7 +9,7 @@ from askfirst.evaluation.answer_metrics import best_token_f1, contains_any, exac
 from askfirst.evaluation.calibration import answerability_calibration
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k, unique_in_order
 from askfirst.evaluation.stats import proportion_ci
-from askfirst.programs.common.routes import LABEL_TO_ROUTE, ROUTES
+from askfirst.programs.common.routes import ANSWERING_ROUTES, LABEL_TO_ROUTE, ROUTES
 
 
 def expected_route(example) -> str:
@@ -60,7 +60,7 @@ def score_prediction(example, prediction: dict, *, k: int = 5) -> dict:
         # MTRAG's retrieval cut-offs, on the program's whole ranking rather than the k evidence passages.
         "ranking_recall@10": recall_at_k(ranked, qrels, 10) if qrels else None,
         "ranking_ndcg@5": ndcg_at_k(ranked, qrels, 5) if qrels else None,
-        "citation_hit": bool(cited & set(qrels)) if qrels and route in ("answer", "partial") else None,
+        "citation_hit": bool(cited & set(qrels)) if qrels and route in ANSWERING_ROUTES else None,
         "clarification_hit": any(o in reply for o in options) if options and route == "clarify" else None,
         # ASQA / AmbigNQ: the share of interpretations whose short answer the (long) answer contains.
         "str_em": str_em(prediction["answer"], [aliases for _, aliases in example.get("qa_pairs")]) if example.get("qa_pairs") else None,

@@ -22,6 +22,7 @@ from askfirst.programs.common.answerability import label_distribution, label_pro
 from askfirst.programs.common.conversation import format_passages, history_text, previous_user_turn, question_and_history
 from askfirst.programs.common.responders import clarifying_question, partial_reply
 from askfirst.programs.common.robust import StepFailed, call_predictor
+from askfirst.programs.common.routes import ANSWERING_ROUTES
 from askfirst.retrieval.chunking import Passage
 from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, ReferentLabel, StandaloneQuestion, UnnamedReferent
 from askfirst.signatures.clarion import AnalyzeAmbiguity, ClarifyQuery, WriteLongAnswer
@@ -477,7 +478,7 @@ class AskFirstProgram(dspy.Module):
         top_cosine = max((c for c in (state["extras"]["top_cosine"], self.top_cosine(expanded)) if c is not None), default=None)
         new_route = self._assess(query, history, state, evidence, top_cosine=top_cosine)
         state["extras"]["escalated"] = True
-        if new_route in ("answer", "partial"):
+        if new_route in ANSWERING_ROUTES:
             state["evidence"], shown = evidence, {e.passage_id for e in evidence}
             state["ranking"] = evidence + [p for p in state["ranking"] if p.passage_id not in shown]
             return new_route
