@@ -11,7 +11,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_opti
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite
+from askfirst.programs.askfirst.standalone import checked_rewrite, without_copied_tags
 from askfirst.programs.base import Resources
 from askfirst.programs.common.conversation import format_history, previous_user_turn, to_turns
 from askfirst.programs.registry import Registry
@@ -241,6 +241,19 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
                               ("askfirst.rewrite_check=true", "The lab fee is EUR 85 [fees-lab].")):
         reply, _, retriever, _ = run(schema_lm, statement, setting, script=answered)
         assert retriever.calls[0] == [searched], setting
+
+
+def test_a_rewrite_loses_the_citation_tags_it_copied_from_earlier_answers(schema_lm):
+    history = "user: Which halls are there?\nassistant: Birchwood and Elm Court [housing-residence-halls]."
+    copied = "By when do I apply for one of them? [housing-residence-halls]"
+    assert without_copied_tags(copied, history) == "By when do I apply for one of them?"
+    assert without_copied_tags("Is [x] in [housing-residence-halls] rooms?", history) == "Is [x] in rooms?"  # the user's own kept
+    assert without_copied_tags("How much is the laboratory fee? [fees-lab]", "user: Which fees?") == "How much is the laboratory fee? [fees-lab]"
+    conversation = [{"role": "user", "content": "Which halls are there?"},
+                    {"role": "assistant", "content": "Birchwood and Elm Court [housing-residence-halls]."},
+                    {"role": "user", "content": "By when do I apply for one of them?"}]
+    reply, _, retriever, _ = run(schema_lm, conversation, script=scripted(standalone_question={"standalone_question": copied}))
+    assert reply.standalone_query == "By when do I apply for one of them?" and retriever.calls[0] == [reply.standalone_query]
 
 
 def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):

@@ -14,7 +14,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_opti
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite
+from askfirst.programs.askfirst.standalone import checked_rewrite, without_copied_tags
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Reply, Resources
@@ -260,7 +260,7 @@ class AskFirstProgram(dspy.Module):
         if self.rewrite is None or not history:
             return question, None
         out = call_predictor(self.rewrite, "askfirst_standalone", retries=self.retries, conversation_history=history, question=question)
-        rewrite = str(out.standalone_question or "").strip()
+        rewrite = without_copied_tags(str(out.standalone_question or ""), history)
         if not rewrite:
             return question, None
         check = self.config.rewrite_check

@@ -4,9 +4,17 @@ The offline 0.5B rewriter sometimes writes an answer where a question belongs: "
 back as "Sweden is not politically neutral. It is a country with …" (MTRAG-UN dev), and the demo's "And what do
 part-time students pay?" as "Part-time students pay EUR 4,200 per semester [fees-tuition-part-time]", copied from the
 earlier answer. Searching with that finds what the rewriter believed, not what the user asked.
+
+It also copies earlier answers' citation tags into a rewrite that is a question: the demo's "By when do I have to apply
+for one of them?", after an answer citing [housing-residence-halls], came back as itself with the tag appended (AVX2
+machine, 2026-11-29). A tag is no word the user said, so :func:`without_copied_tags` takes it out.
 """
 
 from __future__ import annotations
+
+import re
+
+_TAG = re.compile(r"\s*\[([^\[\]\s]+)\]")  # "[doc-id]", as the responders cite and format_passages shows
 
 
 def checked_rewrite(question: str, rewrite: str, *, every_turn: bool = False) -> str | None:
@@ -23,3 +31,10 @@ def checked_rewrite(question: str, rewrite: str, *, every_turn: bool = False) ->
     if not text or ("?" not in text and (every_turn or question.rstrip().endswith("?"))):
         return None
     return text
+
+
+def without_copied_tags(rewrite: str, history: str) -> str:
+    """``rewrite`` without the bracketed tags (``[housing-residence-halls]``) that the conversation's earlier turns carry;
+    brackets the history does not have are left, since the user may have written them."""
+    seen = set(_TAG.findall(history))
+    return _TAG.sub(lambda m: "" if m.group(1) in seen else m.group(0), rewrite).strip()
