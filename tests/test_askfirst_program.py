@@ -249,6 +249,8 @@ def test_a_rewrite_loses_the_citation_tags_it_copied_from_earlier_answers(schema
     assert without_copied_tags(copied, history) == "By when do I apply for one of them?"
     assert without_copied_tags("Is [x] in [housing-residence-halls] rooms?", history) == "Is [x] in rooms?"  # the user's own kept
     assert without_copied_tags("How much is the laboratory fee? [fees-lab]", "user: Which fees?") == "How much is the laboratory fee? [fees-lab]"
+    linked = "assistant: Add a [Classifier](https://example.org) enrichment [doc7]."
+    assert without_copied_tags("How do I train the [Classifier]? [doc7]", linked) == "How do I train the [Classifier]?"
     conversation = [{"role": "user", "content": "Which halls are there?"},
                     {"role": "assistant", "content": "Birchwood and Elm Court [housing-residence-halls]."},
                     {"role": "user", "content": "By when do I apply for one of them?"}]

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 
-_TAG = re.compile(r"\s*\[([^\[\]\s]+)\]")  # "[doc-id]", as the responders cite and format_passages shows
+# "[doc-id]", as the responders cite and format_passages show: an id has a digit or a joiner ("[Classifier]", the text of a
+# Markdown link in an MTRAG-UN agent turn, is a word)
+_TAG = re.compile(r"\s*\[([^\[\]\s]*[-_:.\d][^\[\]\s]*)\]")
 
 
 def checked_rewrite(question: str, rewrite: str, *, every_turn: bool = False) -> str | None:
@@ -34,7 +36,7 @@ def checked_rewrite(question: str, rewrite: str, *, every_turn: bool = False) ->
 
 
 def without_copied_tags(rewrite: str, history: str) -> str:
-    """``rewrite`` without the bracketed tags (``[housing-residence-halls]``) that the conversation's earlier turns carry;
-    brackets the history does not have are left, since the user may have written them."""
+    """``rewrite`` without the bracketed ids (``[housing-residence-halls]``) that the conversation's earlier turns carry;
+    brackets the history does not have, or around a plain word, are left, since the user may have written them."""
     seen = set(_TAG.findall(history))
     return _TAG.sub(lambda m: "" if m.group(1) in seen else m.group(0), rewrite).strip()
