@@ -11,9 +11,9 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_opti
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, repeats_earlier_turn, without_copied_tags
 from askfirst.programs.base import Resources
-from askfirst.programs.common.conversation import format_history, previous_user_turn, to_turns
+from askfirst.programs.common.conversation import format_history, previous_user_turn, to_turns, user_turns
 from askfirst.programs.registry import Registry
 from askfirst.retrieval.chunking import Passage
 from tests.conftest import PASSAGES, LexicalRetriever, ListRetriever
@@ -256,6 +256,23 @@ def test_a_rewrite_loses_the_citation_tags_it_copied_from_earlier_answers(schema
                     {"role": "user", "content": "By when do I apply for one of them?"}]
     reply, _, retriever, _ = run(schema_lm, conversation, script=scripted(standalone_question={"standalone_question": copied}))
     assert reply.standalone_query == "By when do I apply for one of them?" and retriever.calls[0] == [reply.standalone_query]
+
+
+def test_a_rewrite_that_repeats_an_earlier_user_turn_is_refused(schema_lm):
+    history = "user: Which fees are there?\nassistant: Lab and registration.\nuser: Who sets them?\nassistant: The board."
+    assert user_turns(history) == ["Which fees are there?", "Who sets them?"]
+    assert repeats_earlier_turn("And the lab fee?", "which fees are there ?", history)  # case and punctuation aside
+    assert not repeats_earlier_turn("And the lab fee?", "How much is the lab fee?", history)
+    assert not repeats_earlier_turn("Which fees are there?", "Which fees are there?", history)  # the user asked it again
+    assert not repeats_earlier_turn("And the lab fee?", "Which fees are there?", "assistant: Which fees are there?")
+    conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
+                    {"role": "user", "content": "And the lab fee?"}]
+    repeated = scripted(standalone_question={"standalone_question": "Which fees are there?"})
+    reply, _, retriever, _ = run(schema_lm, conversation, script=repeated)
+    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0] == ["And the lab fee?"]
+    assert reply.rewrite_refused == "Which fees are there?"
+    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.rewrite_repeat_check=false", script=repeated)
+    assert retriever.calls[0] == ["Which fees are there?"] and reply.rewrite_refused is None
 
 
 def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):

@@ -20,6 +20,9 @@ class AskfirstConfig(ConfigSection):
         "refuses one whatever the turn. Not every_turn by measurement: the 0.5B's statement rewrites of statement turns were all "
         "answers, yet searching those turns as written lost one route on each MTRAG-UN half (bench/RESULTS.md). true/false "
         "mean questions/off.")
+    rewrite_repeat_check: bool = Field(
+        True, description="Search with the user's turn instead of a rewrite that is an earlier user turn word for word (the 0.5B "
+        "rewriter sometimes returns the question asked before instead of this one).")
     follow_up_search: Literal["turn", "with_previous_turn"] = Field(
         "turn", description="What a follow-up searched as the user wrote it (its rewrite refused, the same as the turn, or not "
         "made) is searched with: 'turn' alone, or 'with_previous_turn', which also searches the user's previous turn followed by "

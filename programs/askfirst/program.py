@@ -14,7 +14,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_opti
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, repeats_earlier_turn, without_copied_tags
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Reply, Resources
@@ -120,7 +120,7 @@ class AskFirstProgram(dspy.Module):
        left, the user is asked for a detail that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
-    instead of asking, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
+    instead of asking, or repeated an earlier user turn, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words,
     when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, whether it echoes its field's description, its words no
@@ -256,7 +256,8 @@ class AskFirstProgram(dspy.Module):
         return [query, f"{previous} {query}"]
 
     def _standalone(self, question: str, history: str) -> tuple[str, str | None]:
-        """The search query and the rewrite refused by ``rewrite_check`` (``None`` when kept or not made)."""
+        """The search query and the rewrite refused by ``rewrite_check`` or ``rewrite_repeat_check`` (``None`` when kept or
+        not made)."""
         if self.rewrite is None or not history:
             return question, None
         out = call_predictor(self.rewrite, "askfirst_standalone", retries=self.retries, conversation_history=history, question=question)
@@ -265,6 +266,8 @@ class AskFirstProgram(dspy.Module):
             return question, None
         check = self.config.rewrite_check
         if check != "off" and checked_rewrite(question, rewrite, every_turn=check == "every_turn") is None:
+            return question, rewrite
+        if self.config.rewrite_repeat_check and repeats_earlier_turn(question, rewrite, history):
             return question, rewrite
         return rewrite, None
 

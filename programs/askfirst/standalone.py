@@ -8,15 +8,23 @@ earlier answer. Searching with that finds what the rewriter believed, not what t
 It also copies earlier answers' citation tags into a rewrite that is a question: the demo's "By when do I have to apply
 for one of them?", after an answer citing [housing-residence-halls], came back as itself with the tag appended (AVX2
 machine, 2026-11-29). A tag is no word the user said, so :func:`without_copied_tags` takes it out.
+
+And it sometimes returns an earlier user turn, word for word, instead of the last one: "Who charges the fee for issuing a
+Writ of Execution in this case?" came back as the turn before it, "According to you it is applicable in which states?"
+(MTRAG-UN dev, AVX2 machine). That is the question the user asked before, already answered; :func:`repeats_earlier_turn`
+tells the program to search the turn as written instead.
 """
 
 from __future__ import annotations
 
 import re
 
+from askfirst.programs.common.conversation import user_turns
+
 # "[doc-id]", as the responders cite and format_passages show: an id has a digit or a joiner ("[Classifier]", the text of a
 # Markdown link in an MTRAG-UN agent turn, is a word)
 _TAG = re.compile(r"\s*\[([^\[\]\s]*[-_:.\d][^\[\]\s]*)\]")
+_NOT_WORD = re.compile(r"\W+")
 
 
 def checked_rewrite(question: str, rewrite: str, *, every_turn: bool = False) -> str | None:
@@ -40,3 +48,14 @@ def without_copied_tags(rewrite: str, history: str) -> str:
     brackets the history does not have, or around a plain word, are left, since the user may have written them."""
     seen = set(_TAG.findall(history))
     return _TAG.sub(lambda m: "" if m.group(1) in seen else m.group(0), rewrite).strip()
+
+
+def repeats_earlier_turn(question: str, rewrite: str, history: str) -> bool:
+    """Whether ``rewrite`` is one of the conversation's earlier user turns (case, punctuation and spacing aside) and not
+    ``question`` itself: a copy of a question already asked, not a rewrite of this one."""
+    said = _words(rewrite)
+    return bool(said) and said != _words(question) and any(said == _words(turn) for turn in user_turns(history))
+
+
+def _words(text: str) -> str:
+    return _NOT_WORD.sub(" ", text.lower()).strip()

@@ -60,10 +60,15 @@ def history_text(history: str) -> str:
     return _ROLE_LABEL.sub("", history)
 
 
+def user_turns(history: str) -> list[str]:
+    """The user turns of a :func:`format_history` string (as cut there), oldest first."""
+    parts = _ROLE_LABEL.split(history)  # ["", role, text, role, text, ...]: a turn's own line breaks stay in its text
+    return [text.strip() for role, text in zip(parts[1::2], parts[2::2]) if role == "user"]
+
+
 def previous_user_turn(history: str) -> str | None:
     """The user turn before the question: the newest of a :func:`format_history` string (as cut there), or ``None``."""
-    parts = _ROLE_LABEL.split(history)  # ["", role, text, role, text, ...]: a turn's own line breaks stay in its text
-    users = [text.strip() for role, text in zip(parts[1::2], parts[2::2]) if role == "user"]
+    users = user_turns(history)
     return users[-1] if users and users[-1] else None
 
 
