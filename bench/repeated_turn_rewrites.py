@@ -31,7 +31,7 @@ def main(run: str) -> None:
     config = load_config(Path(run) / "config.yaml")
     rewrites = recorded_rewrites(Path(run))
     picked = []
-    for example in configured_questions(config):
+    for example in configured_questions(config, split="all"):  # a tuning run's --split is not in its config
         turns = to_turns(example.conversation)
         history = format_history(turns, max_turns=config.program.history_turns)
         if example.id in rewrites and repeats_earlier_turn(turns[-1].content, rewrites[example.id], history):
