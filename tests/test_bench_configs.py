@@ -147,3 +147,16 @@ def test_divergence_replay_asks_the_program_again_with_the_recorded_per_passage_
     assert script.replay(run, ["askfirst.factoid_divergence=false", "askfirst.follow_up_divergence=true"]) == {
         "replayed": 1, "diverges -> not, expected clarify": 1, "needs the LM": 1}
     assert "c01 diverges -> not (route clarify, expected clarify): How much is the fee?" in capsys.readouterr().out
+
+
+def test_repeated_turn_rewrites_lists_the_tasks_whose_recorded_rewrite_is_an_earlier_user_turn(tmp_path, capsys):
+    from askfirst.config import save_resolved
+
+    save_resolved(load_config(), tmp_path)  # the demo's questions; t01-t04 are follow-ups
+    rows = [{"id": "t01", "extras": {"standalone_query": "what does undergraduate tuition cost for a full-time student"}},
+            {"id": "t02", "extras": {"standalone_query": "By when do I apply for a residence hall?"}},
+            {"id": "a01", "extras": {"standalone_query": "What does undergraduate tuition cost for a full-time student?"}}]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _bench_script("repeated_turn_rewrites").main(str(tmp_path))
+    out, err = capsys.readouterr()
+    assert out.strip() == "[t01]" and "1 of 3 recorded tasks" in err  # a01 is a first turn: nothing earlier to repeat
