@@ -158,6 +158,10 @@ class AskfirstConfig(ConfigSection):
         "it the question is UNANSWERABLE without the assessment call (then escalation may retrieve again). null: off. The value is "
         "corpus- and embedder-specific: `askfirst tune-threshold --signal top-cosine` sets it on a training half.")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
+    escalate_gated: bool = Field(
+        True, description="Escalate a question the retrieval gate (min_top_cosine) turned away too: the expanded query's top cosine "
+        "may pass the gate and the second assessment answer it. Off, the gate's 'I don't know' stands, as `tune-threshold --signal "
+        "top-cosine` measured it (on the searched query alone).")
     debate: bool = Field(False, description="MAF-RAG's debate as the last escalation: an 'I don't know' or partial route still unsure after "
                          "escalation (P(answerable) below escalate_below) is debated by agents on the top evidence passages (the `mafrag` "
                          "section's debate_agents, debate_rounds, debate_accept); an accepted aggregate is the answer. Off by default: "

@@ -213,7 +213,7 @@ class AskFirstProgram(dspy.Module):
                              confidence=state["confidence"], **self._shared(state), **extras)
             if options is not None and self.config.mode == "ask_first":  # readings unnamed: the clarification responder finds them
                 route = "clarify"
-        if self.expand is not None and self._unsure(route, state):
+        if self.expand is not None and self._unsure(route, state) and (self.config.escalate_gated or not extras["gated"]):
             route = self._escalate(query, history, state, route)
         if route == "answer" and self.readings is not None:
             return self._answer_readings(query, state)
