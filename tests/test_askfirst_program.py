@@ -350,17 +350,15 @@ def test_a_query_the_collection_is_far_from_is_refused_by_the_gate_without_an_as
     assert reply.route == "answer" and not reply.gated  # at the threshold the assessment decides
 
 
-def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_closer(schema_lm):
+def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_closer_if_configured(schema_lm):
+    lifted = ("askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", "askfirst.escalate_gated=true")
+    reply, _, retriever, _ = run(schema_lm, "Lab fee?", *lifted, script=scripted(), cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
+    assert reply.escalated and reply.route == "answer" and not reply.gated and retriever.calls[-1] == ["Lab fee?", "Lab fee? laboratory charge"]
+    reply, *_ = run(schema_lm, "Lab fee?", *lifted, script=scripted(), cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.35})
+    assert reply.escalated and reply.route == "idk" and reply.gated and reply.top_cosine == 0.30
     reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", script=scripted(),
                                  cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
-    assert reply.escalated and reply.route == "answer" and not reply.gated and retriever.calls[-1] == ["Lab fee?", "Lab fee? laboratory charge"]
-    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", script=scripted(),
-                    cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.35})
-    assert reply.escalated and reply.route == "idk" and reply.gated and reply.top_cosine == 0.30
-    reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4",
-                                 "askfirst.escalate_gated=false", script=scripted(),
-                                 cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
-    assert not reply.escalated and reply.route == "idk" and reply.gated and len(retriever.calls) == 1  # the gate's word stands
+    assert not reply.escalated and reply.route == "idk" and reply.gated and len(retriever.calls) == 1  # the default: the gate's word stands
 
 
 def test_a_question_still_unsure_after_escalation_is_debated_and_an_accepted_aggregate_answers(schema_lm):

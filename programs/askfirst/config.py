@@ -159,9 +159,10 @@ class AskfirstConfig(ConfigSection):
         "corpus- and embedder-specific: `askfirst tune-threshold --signal top-cosine` sets it on a training half.")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
     escalate_gated: bool = Field(
-        True, description="Escalate a question the retrieval gate (min_top_cosine) turned away too: the expanded query's top cosine "
+        False, description="Escalate a question the retrieval gate (min_top_cosine) turned away too: the expanded query's top cosine "
         "may pass the gate and the second assessment answer it. Off, the gate's 'I don't know' stands, as `tune-threshold --signal "
-        "top-cosine` measured it (on the searched query alone).")
+        "top-cosine` measured it (on the searched query alone). Off by measurement: on the MTRAG-UN tasks the gate turns away, "
+        "one route more right on each half (two UNANSWERABLE tasks gained, one ANSWERABLE lost) and half the LM calls (bench/RESULTS.md).")
     debate: bool = Field(False, description="MAF-RAG's debate as the last escalation: an 'I don't know' or partial route still unsure after "
                          "escalation (P(answerable) below escalate_below) is debated by agents on the top evidence passages (the `mafrag` "
                          "section's debate_agents, debate_rounds, debate_accept); an accepted aggregate is the answer. Off by default: "

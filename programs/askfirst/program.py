@@ -102,10 +102,11 @@ class AskFirstProgram(dspy.Module):
        searched, and the writer answers every reading its passages support in one long answer; with that off, each
        reading divergence named is answered by the passage that gives it, citing it.
     7. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
-       ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (the gate then takes
-       the better of the two queries' top cosines). With ``debate`` on, a route still unsure after that goes to
-       MAF-RAG's debate (agents on the top evidence passages, an aggregator; the ``mafrag`` section's settings): an
-       accepted aggregate is the answer, citing the passages it brackets.
+       ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (a question the gate
+       turned away only with ``escalate_gated``; the gate then takes the better of the two queries' top cosines).
+       With ``debate`` on, a route still unsure after that goes to MAF-RAG's debate (agents on the top evidence
+       passages, an aggregator; the ``mafrag`` section's settings): an accepted aggregate is the answer, citing the
+       passages it brackets.
     8. Unnamed-referent cue (``referent_cue``, on by default): a follow-up still headed for "I don't know" that puts a
        definite determiner before a word no earlier turn has ("the loan", "the animal") gets the clarification
        responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
