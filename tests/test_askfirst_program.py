@@ -33,6 +33,8 @@ def passage_answers(text: str) -> dict:
 
 
 ANSWERABLE, UNANSWERABLE = assessment("ANSWERABLE"), assessment("UNANSWERABLE")
+FEES_FOLLOW_UP = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
+                  {"role": "user", "content": "And the lab fee?"}]
 
 
 def scripted(**overrides):
@@ -220,6 +222,16 @@ def test_a_follow_up_is_made_standalone_before_retrieval(schema_lm):
     assert retriever.calls[0] == ["How much is its fee?"]
 
 
+def assert_refused_unless(lm, rewrite: str, setting: str, *, script):
+    """The scripted ``rewrite`` of FEES_FOLLOW_UP is refused (the user's turn searched, the rewrite recorded), and searched
+    with ``setting``."""
+    reply, _, retriever, _ = run(lm, FEES_FOLLOW_UP, script=script)
+    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0] == ["And the lab fee?"]
+    assert reply.rewrite_refused == rewrite
+    reply, _, retriever, _ = run(lm, FEES_FOLLOW_UP, setting, script=script)
+    assert reply.standalone_query == rewrite and retriever.calls[0] == [rewrite] and reply.rewrite_refused is None
+
+
 def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
     assert checked_rewrite("Is Sweden politically neutral?", " Sweden is not politically neutral. ") is None
     assert checked_rewrite("And the lab fee?", "How much is the laboratory fee? [fees-lab]") == "How much is the laboratory fee? [fees-lab]"
@@ -227,15 +239,9 @@ def test_a_rewrite_that_answers_instead_of_asking_is_refused(schema_lm):
     assert checked_rewrite("I heard the lab fee went up.", "The laboratory fee went up.", every_turn=True) is None
     assert checked_rewrite("And the lab fee?", "The laboratory fee.", every_turn=True) is None
     assert checked_rewrite("And the lab fee?", "  ") is None
-    conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
-                    {"role": "user", "content": "And the lab fee?"}]
     answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})
-    reply, _, retriever, _ = run(schema_lm, conversation, script=answered)
-    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0] == ["And the lab fee?"]
-    assert reply.rewrite_refused == "The lab fee is EUR 85 [fees-lab]."
-    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.rewrite_check=false", script=answered)
-    assert reply.standalone_query == "The lab fee is EUR 85 [fees-lab]." and reply.rewrite_refused is None
-    statement = conversation[:2] + [{"role": "user", "content": "I heard the lab fee went up."}]
+    assert_refused_unless(schema_lm, "The lab fee is EUR 85 [fees-lab].", "askfirst.rewrite_check=false", script=answered)
+    statement = FEES_FOLLOW_UP[:2] + [{"role": "user", "content": "I heard the lab fee went up."}]
     for setting, searched in (("askfirst.rewrite_check=every_turn", "I heard the lab fee went up."),
                               ("askfirst.rewrite_check=questions", "The lab fee is EUR 85 [fees-lab]."),
                               ("askfirst.rewrite_check=true", "The lab fee is EUR 85 [fees-lab].")):
@@ -265,19 +271,12 @@ def test_a_rewrite_that_repeats_an_earlier_user_turn_is_refused(schema_lm):
     assert not repeats_earlier_turn("And the lab fee?", "How much is the lab fee?", history)
     assert not repeats_earlier_turn("Which fees are there?", "Which fees are there?", history)  # the user asked it again
     assert not repeats_earlier_turn("And the lab fee?", "Which fees are there?", "assistant: Which fees are there?")
-    conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
-                    {"role": "user", "content": "And the lab fee?"}]
     repeated = scripted(standalone_question={"standalone_question": "Which fees are there?"})
-    reply, _, retriever, _ = run(schema_lm, conversation, script=repeated)
-    assert reply.standalone_query == "And the lab fee?" and retriever.calls[0] == ["And the lab fee?"]
-    assert reply.rewrite_refused == "Which fees are there?"
-    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.rewrite_repeat_check=false", script=repeated)
-    assert retriever.calls[0] == ["Which fees are there?"] and reply.rewrite_refused is None
+    assert_refused_unless(schema_lm, "Which fees are there?", "askfirst.rewrite_repeat_check=false", script=repeated)
 
 
 def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):
-    conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
-                    {"role": "user", "content": "And the lab fee?"}]
+    conversation = FEES_FOLLOW_UP
     answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})  # refused
     with_previous = "Which fees are there? And the lab fee?"
     reply, program, retriever, lm = run(schema_lm, conversation, "askfirst.follow_up_search=with_previous_turn",
