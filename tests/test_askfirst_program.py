@@ -358,6 +358,9 @@ def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_close
     reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", script=scripted(),
                                  cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
     assert not reply.escalated and reply.route == "idk" and reply.gated and len(retriever.calls) == 1  # the default: the gate's word stands
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", "askfirst.debate=true",
+                    script=scripted(), cosines={"Lab fee?": 0.30})
+    assert reply.route == "idk" and reply.gated and reply.debate is None  # nor is it debated
 
 
 def test_a_question_still_unsure_after_escalation_is_debated_and_an_accepted_aggregate_answers(schema_lm):

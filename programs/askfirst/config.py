@@ -155,7 +155,7 @@ class AskfirstConfig(ConfigSection):
                                       "questions. CLARION scored 0.250 and 0.361 on the first two at about twice the LM calls (bench/RESULTS.md).")
     min_top_cosine: float | None = Field(
         None, ge=-1, le=1, description="The retrieval gate (MAF-RAG's VOR confidence, the top dense cosine of the searched query): below "
-        "it the question is UNANSWERABLE without the assessment call (then escalation may retrieve again). null: off. The value is "
+        "it the question is UNANSWERABLE without the assessment call (escalation retrieves again only with escalate_gated). null: off. The value is "
         "corpus- and embedder-specific: `askfirst tune-threshold --signal top-cosine` sets it on a training half.")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
     escalate_gated: bool = Field(

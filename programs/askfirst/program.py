@@ -214,7 +214,7 @@ class AskFirstProgram(dspy.Module):
                              confidence=state["confidence"], **self._shared(state), **extras)
             if options is not None and self.config.mode == "ask_first":  # readings unnamed: the clarification responder finds them
                 route = "clarify"
-        if self.expand is not None and self._unsure(route, state) and (self.config.escalate_gated or not extras["gated"]):
+        if self.expand is not None and self._unsure(route, state):
             route = self._escalate(query, history, state, route)
         if route == "answer" and self.readings is not None:
             return self._answer_readings(query, state)
@@ -240,6 +240,9 @@ class AskFirstProgram(dspy.Module):
         return self._respond(route, question, history, state, lead=lead)
 
     def _unsure(self, route: str, state: dict) -> bool:
+        """Whether escalation (and the debate) may take ``route`` further: a gated question only with ``escalate_gated``."""
+        if state["extras"]["gated"] and not self.config.escalate_gated:
+            return False
         return route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below
 
     def search_query(self, question: str, history: str) -> str:
