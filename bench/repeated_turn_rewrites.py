@@ -17,7 +17,7 @@ from askfirst.config import load_config
 from askfirst.datasets.jsonl import read_jsonl
 from askfirst.datasets.splits import configured_questions
 from askfirst.programs.askfirst.standalone import repeats_earlier_turn
-from askfirst.programs.common.conversation import format_history, to_turns
+from askfirst.programs.common.conversation import question_and_history
 
 
 def recorded_rewrites(run: Path) -> dict[str, str]:
@@ -32,11 +32,14 @@ def main(run: str) -> None:
     rewrites = recorded_rewrites(Path(run))
     picked = []
     for example in configured_questions(config, split="all"):  # a tuning run's --split is not in its config
-        turns = to_turns(example.conversation)
-        history = format_history(turns, max_turns=config.program.history_turns)
-        if example.id in rewrites and repeats_earlier_turn(turns[-1].content, rewrites[example.id], history):
+        if example.id not in rewrites:
+            continue
+        # the question and history as the program reads them
+        question, history, _ = question_and_history(example.conversation, max_question_chars=config.program.max_question_chars,
+                                                    history_turns=config.program.history_turns)
+        if repeats_earlier_turn(question, rewrites[example.id], history):
             picked.append(example.id)
-            print(f"{example.get('answerability')}: {turns[-1].content[:80]!r} -> {rewrites[example.id][:80]!r}", file=sys.stderr)
+            print(f"{example.get('answerability')}: {question[:80]!r} -> {rewrites[example.id][:80]!r}", file=sys.stderr)
     print(f"{len(picked)} of {len(rewrites)} recorded tasks", file=sys.stderr)
     print("[" + ", ".join(picked) + "]")
 

@@ -276,10 +276,9 @@ def test_a_rewrite_that_repeats_an_earlier_user_turn_is_refused(schema_lm):
 
 
 def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):
-    conversation = FEES_FOLLOW_UP
     answered = scripted(standalone_question={"standalone_question": "The lab fee is EUR 85 [fees-lab]."})  # refused
     with_previous = "Which fees are there? And the lab fee?"
-    reply, program, retriever, lm = run(schema_lm, conversation, "askfirst.follow_up_search=with_previous_turn",
+    reply, program, retriever, lm = run(schema_lm, FEES_FOLLOW_UP, "askfirst.follow_up_search=with_previous_turn",
                                        "askfirst.min_top_cosine=0.4", script=answered,
                                        cosines={"And the lab fee?": 0.30, with_previous: 0.50})
     assert retriever.calls[0] == ["And the lab fee?", with_previous] and reply.queries == ["And the lab fee?", with_previous]
@@ -287,11 +286,11 @@ def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn
     assert reply.standalone_query == "And the lab fee?"  # the LM steps still read the user's turn
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):  # what the gate tuner measures is what the gate measured
         assert program.search_query("And the lab fee?", "user: Which fees are there?\nassistant: Lab and registration.") == with_previous
-    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.min_top_cosine=0.4", "askfirst.escalation=false", script=answered,
+    reply, _, retriever, _ = run(schema_lm, FEES_FOLLOW_UP, "askfirst.min_top_cosine=0.4", "askfirst.escalation=false", script=answered,
                                  cosines={"And the lab fee?": 0.30, with_previous: 0.50})
     assert retriever.calls[0] == ["And the lab fee?"] and reply.gated and reply.route == "idk"  # 'turn', the default
     # A kept rewrite is searched alone; so is a first turn, which has no previous turn.
-    reply, _, retriever, _ = run(schema_lm, conversation, "askfirst.follow_up_search=with_previous_turn")
+    reply, _, retriever, _ = run(schema_lm, FEES_FOLLOW_UP, "askfirst.follow_up_search=with_previous_turn")
     assert retriever.calls[0] == ["How much is the laboratory fee?"]
     reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.follow_up_search=with_previous_turn")
     assert retriever.calls[0] == ["Lab fee?"]
@@ -350,16 +349,15 @@ def test_a_query_the_collection_is_far_from_is_refused_by_the_gate_without_an_as
 
 
 def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_closer_if_configured(schema_lm):
-    lifted = ("askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", "askfirst.escalate_gated=true")
+    gated = ("askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4")
+    lifted = (*gated, "askfirst.escalate_gated=true")
     reply, _, retriever, _ = run(schema_lm, "Lab fee?", *lifted, script=scripted(), cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
     assert reply.escalated and reply.route == "answer" and not reply.gated and retriever.calls[-1] == ["Lab fee?", "Lab fee? laboratory charge"]
     reply, *_ = run(schema_lm, "Lab fee?", *lifted, script=scripted(), cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.35})
     assert reply.escalated and reply.route == "idk" and reply.gated and reply.top_cosine == 0.30
-    reply, _, retriever, _ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", script=scripted(),
-                                 cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
+    reply, _, retriever, _ = run(schema_lm, "Lab fee?", *gated, script=scripted(), cosines={"Lab fee?": 0.30, "Lab fee? laboratory charge": 0.55})
     assert not reply.escalated and reply.route == "idk" and reply.gated and len(retriever.calls) == 1  # the default: the gate's word stands
-    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4", "askfirst.debate=true",
-                    script=scripted(), cosines={"Lab fee?": 0.30})
+    reply, *_ = run(schema_lm, "Lab fee?", *gated, "askfirst.debate=true", script=scripted(), cosines={"Lab fee?": 0.30})
     assert reply.route == "idk" and reply.gated and reply.debate is None  # nor is it debated
 
 
