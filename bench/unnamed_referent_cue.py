@@ -11,6 +11,12 @@ rule built on it is chosen on the training half and read on the other.
 The halves are the ones `askfirst tune-threshold --split train` (all tasks, shuffled, seed 0) and the 40-task
 validation runs (the first 80 shuffled tasks' validation half) use.
 
+``--topic-switch`` counts, on both whole halves and the demo, the follow-ups the topic-switch check
+(``askfirst.programs.askfirst.topic_switch``) marks at several thresholds: the cue's words and a best MiniLM cosine to
+every earlier user turn below the threshold, and lists them by cosine:
+
+    ASKFIRST_DATA_DIR=../shared/data python bench/unnamed_referent_cue.py --topic-switch
+
 ``--run`` reads an askfirst eval run made without ``askfirst.referent_cue`` and gives the routes the program would
 have taken with it: the cue is the program's last step before the responders and only turns an "I don't know" into a
 clarifying question, so the routes (not the clarifications' text) follow from the run's own without an LM.
@@ -88,11 +94,48 @@ def print_run(run_dir: Path) -> None:
     print("\n".join(f"- {line}" for line in turned) or "- none")
 
 
+def print_topic_switch(thresholds=(0.10, 0.125, 0.15, 0.20)) -> None:
+    from askfirst.programs.askfirst.topic_switch import topic_similarity
+    from askfirst.retrieval.embedder import get_embedder
+
+    mtrag = load_config(overrides=["data.questions=mtrag", "data.corpus=mtrag", "data.shuffle=true", "data.limit=null"])
+    sets = {"train": (mtrag, "train"), "validation": (mtrag, "validation"), "demo": (load_config(overrides=["data.questions=demo"]), "all")}
+    embed = get_embedder(mtrag.retriever.embedding_model).embed
+    below = mtrag.askfirst.topic_switch_below
+    print("| set | class | cue | " + " | ".join(f"cue, cosine < {t:g}" for t in thresholds) + " |")
+    print("|---|---|---|" + "---|" * len(thresholds))
+    marked = []
+    for name, (config, split) in sets.items():
+        counts = {label: Counter() for label in CLASSES}
+        for example in configured_questions(config, split=split):
+            question, history, _ = question_and_history(example.conversation, max_question_chars=config.program.max_question_chars,
+                                                        history_turns=config.program.history_turns)
+            tally = counts[example.answerability]
+            tally["n"] += 1
+            if not unnamed_referents(question, history_text(history)):
+                continue
+            similarity = topic_similarity(question, history, embed)
+            tally["cue"] += 1
+            for threshold in thresholds:
+                tally[threshold] += similarity < threshold
+            if similarity < max(thresholds):
+                marked.append((similarity, f"{name} {example.id} ({example.answerability}, {similarity:.3f}): {question!r}"))
+        for label in CLASSES:
+            tally = counts[label]
+            if tally["n"]:
+                print(f"| {name} | {label} ({tally['n']}) | {tally['cue']} | " + " | ".join(str(tally[t]) for t in thresholds) + " |")
+    print(f"\nmarked below {max(thresholds):g}, by cosine (askfirst.topic_switch_below is {below}):")
+    print("\n".join(f"- {line}" for _, line in sorted(marked)) or "- none")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit-validation", type=int, default=80)
     parser.add_argument("--run", type=Path, help="an askfirst eval run without the cue: the routes it would have taken with it")
+    parser.add_argument("--topic-switch", action="store_true", help="the topic-switch check's counts on both whole halves")
     args = parser.parse_args()
+    if args.topic_switch:
+        return print_topic_switch()
     if args.run:
         return print_run(args.run)
     base = ["data.questions=mtrag", "data.corpus=mtrag", "data.shuffle=true"]

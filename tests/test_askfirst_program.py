@@ -3,6 +3,7 @@
 import math
 
 import dspy
+import numpy as np
 import pytest
 
 from askfirst.config import load_config
@@ -53,17 +54,20 @@ def scripted(**overrides):
 
 
 class QueryCosines:
-    """A dense index whose top cosine for a query is scripted (the retrieval gate's signal): an embedder that "embeds"
-    a query as itself and a store that looks the score up."""
+    """A dense index whose top cosine for a query is scripted (the retrieval gate's signal), and an embedder whose
+    vectors are scripted topics: each text is the unit vector of its topic in ``topics`` (0 unless named), so two
+    texts have cosine 1 on one topic and 0 on two (the topic-switch check's signal). The store looks the score up for
+    the text embedded last, which is the query ``Resources.dense`` searches with."""
 
-    def __init__(self, cosines: dict[str, float]):
-        self.cosines = cosines
+    def __init__(self, cosines: dict[str, float], topics: dict[str, int] | None = None):
+        self.cosines, self.topics, self.embedded = cosines, topics or {}, []
 
     def embed(self, texts):
-        return list(texts)
+        self.embedded = list(texts)
+        return np.eye(4)[[self.topics.get(text, 0) for text in texts]]
 
-    def dense_search(self, query, k):
-        return [(PASSAGES[0].passage_id, self.cosines.get(query, 0.9))][:k]
+    def dense_search(self, query_vector, k):
+        return [(PASSAGES[0].passage_id, self.cosines.get(self.embedded[-1], 0.9))][:k]
 
     def get_passages(self, ids):
         return {p.passage_id: p for p in PASSAGES if p.passage_id in ids}
@@ -74,10 +78,10 @@ def scoring_lm(logprobs: dict[str, float]):
     return lambda script: dspy.LM("test/scoring", engine=LabelScoringEngine(script, logprobs=logprobs), cache=False)
 
 
-def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=None):
+def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=None, topics=None):
     retriever = retriever or ListRetriever()
     config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "program.iterations=1", *overrides])
-    dense = QueryCosines(cosines or {})
+    dense = QueryCosines(cosines or {}, topics)
     program = Registry(Resources(retriever=retriever, store=dense, embedder=dense)).build("askfirst", config)
     lm = schema_lm(script or scripted())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
@@ -773,3 +777,29 @@ def test_a_follow_up_pointing_at_a_thing_no_earlier_turn_named_is_asked_about_be
     assert reply.route == "answer" and reply.dangling is None and len(assessed) == 2
     reply, *_ = run(schema_lm, new_thing, "askfirst.dangling_reference=false", "askfirst.ambiguity=off", script=script)
     assert reply.route == "clarify" and len(assessed) == 2  # the first-turn switch leaves follow-ups alone
+
+
+def test_a_follow_up_that_switches_topic_to_a_thing_named_by_kind_is_asked_about_before_the_assessment(schema_lm):
+    """MTRAG-UN's "How did the fast food chain establish a significant presence in the United States?" after Gallipoli."""
+    assessed = []
+    script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)
+    loan = LOAN_FOLLOW_UP[-1]["content"]
+    far = {loan: 1}  # the loan question on a topic of its own, far from the scholarship turn
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.standalone=false", script=script, topics=far)
+    assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and not assessed
+    assert reply.topic_switch == {"words": ["loan"], "similarity": 0.0, "switched": True}
+    assert reply.answer == "Which fee do you mean?" and reply.evidence  # the clarification responder's question, no lead
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.standalone=false", "askfirst.ambiguity=off", script=script)  # one topic
+    assert reply.route == "answer" and reply.topic_switch == {"words": ["loan"], "similarity": 1.0, "switched": False}
+    switched_off = ("askfirst.standalone=false", "askfirst.ambiguity=off", "askfirst.topic_switch_below=null")
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, *switched_off, script=script, topics=far)
+    assert reply.route == "answer" and reply.topic_switch is None and len(assessed) == 2
+    # turned away by the retrieval gate: nothing in the collection is near it, so it has no loan the user may mean
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.standalone=false", "askfirst.escalation=false", "askfirst.min_top_cosine=0.4",
+                    script=script, topics=far, cosines={loan: 0.3})
+    assert reply.route == "idk" and reply.gated and reply.topic_switch is None
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.standalone=false", "askfirst.mode=answer_all", "askfirst.ambiguity=off",
+                    script=script, topics=far)
+    assert reply.route == "answer" and reply.topic_switch is None  # answer_all asks nothing
+    reply, *_ = run(schema_lm, loan, "askfirst.standalone=false", "askfirst.ambiguity=off", script=script, topics=far)
+    assert reply.topic_switch is None  # a first question has no topic to leave

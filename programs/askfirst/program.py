@@ -15,6 +15,7 @@ from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite, repeats_earlier_turn, without_copied_tags
+from askfirst.programs.askfirst.topic_switch import switched_referents
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Reply, Resources
@@ -62,7 +63,10 @@ class AskFirstProgram(dspy.Module):
        names, by a pronoun with nothing before it to stand for or a demonstrative ("When did he return to work?", "this
        state library"), is asked who or what that is, then given the clarification responder's readings, at once
        (lexical, no LM call before the responder; ``ask_first`` mode only). So is a follow-up whose demonstrative
-       phrase opens with a word no earlier turn has (``dangling_follow_up``: "this tricolor national flag" after Medicare).
+       phrase opens with a word no earlier turn has (``dangling_follow_up``: "this tricolor national flag" after Medicare),
+       and one that changes the subject and names its new thing only by its kind (``topic_switch_below``: the referent
+       cue's words, and a dense cosine below the threshold to every earlier user turn; "the loan" after web
+       publishing), where the responder alone asks which.
        Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
        content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
        No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
@@ -123,7 +127,7 @@ class AskFirstProgram(dspy.Module):
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, or repeated an earlier user turn, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words,
-    when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
+    when checked), ``topic_switch`` (the referent cue's words, the best cosine to an earlier user turn, switched; when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, whether it echoes its field's description, its words no
     retrieved passage contains, those left out as not the user's turn's with ``key_terms_in_turn``, and the label the
     check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
@@ -164,7 +168,7 @@ class AskFirstProgram(dspy.Module):
                                                            history_turns=self.program_config.history_turns)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings, "question": question,
-                       "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "referent": None, "referent_cue": None, "faq": None,
+                       "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "topic_switch": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None,
                                   "ungrounded_options": None, "repeated_example": None, "answering_sentences": None}}
@@ -188,6 +192,13 @@ class AskFirstProgram(dspy.Module):
                 state["label"], state["confidence"] = "UNDERSPECIFIED", 1.0
                 # The responder lists readings from the passages; the pronoun it does not name is what is unclear.
                 return self._respond("clarify", question, history, state, lead=dangling_question(extras["dangling"]))
+        if self._topic_switch_checked(history, extras):
+            extras["topic_switch"] = switched_referents(question, history, said_before, self.resources.embedder.embed,
+                                                        below=self.config.topic_switch_below)
+            if extras["topic_switch"]["switched"]:  # "the loan" after turns about web publishing: which loan is not said
+                state["label"], state["confidence"] = "UNDERSPECIFIED", 1.0
+                # No lead: the cue's word is as often what a phrase is about ("the fast food chain" gives "fast").
+                return self._respond("clarify", question, history, state)
         if self.config.absent_terms and state["evidence"]:
             extras["absent_terms"] = coverage(question, term_checker(state["ranking"], self.resources.has_term), min_words=self.config.absent_terms)
             if extras["absent_terms"]["verdict"] == "none":  # no LM call, nor escalation: no search finds words the collection lacks
@@ -238,6 +249,12 @@ class AskFirstProgram(dspy.Module):
                 # as often what a phrase is about ("the importance of the tricolor", "the end of the series").
                 lead = "" if history else referent_question(extras["referent_cue"])
         return self._respond(route, question, history, state, lead=lead)
+
+    def _topic_switch_checked(self, history: str, extras: dict) -> bool:
+        """Whether the topic-switch check runs: on a follow-up in ``ask_first`` mode with ``topic_switch_below`` set and an
+        embedder, and not past the retrieval gate (nothing in the collection is near the question, so it has no X to mean)."""
+        return (bool(history) and self.config.topic_switch_below is not None and self.config.mode == "ask_first"
+                and self.resources.embedder is not None and not self._gated(extras["top_cosine"]))
 
     def _unsure(self, route: str, state: dict) -> bool:
         """Whether escalation (and the debate) may take ``route`` further: a gated question only with ``escalate_gated``."""
