@@ -569,6 +569,19 @@ def test_a_clarification_that_lists_an_option_twice_offers_it_once(schema_lm):
     assert reply.answer == distinct["clarifying_question"]  # the responder's own question, when nothing is dropped
 
 
+def test_a_clarification_that_is_the_users_own_question_is_not_asked(schema_lm):
+    """The 1.5B returned "What documentation is needed to apply for the loan?" as its clarifying question (MTRAG-UN)."""
+    unanswerable = scripted(asked_about=UNANSWERABLE)
+    echo = {"clarifying_question": "what documentation is needed to apply for the loan", "options": []}
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=unanswerable | {"clarifying_question": echo})
+    assert reply.route == "clarify" and reply.echoed_question and reply.answer == UNSAID_CHOICE
+    with_options = {"clarifying_question": LOAN_FOLLOW_UP[-1]["content"], "options": ["lab fee", "registration fee"]}
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=unanswerable | {"clarifying_question": with_options})
+    assert reply.echoed_question and reply.answer == "Your question could be about several things: lab fee; registration fee. Which one do you mean?"
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=unanswerable)
+    assert reply.echoed_question is False and reply.answer == "Which fee do you mean?"
+
+
 def test_a_clarification_that_repeats_its_instructions_example_is_rebuilt_from_its_options(schema_lm):
     """The 1.5B took its options from the passages but wrote its instruction's example fares as the question."""
     instruction = 'Ask. (for example: "Do you mean the single fare, the day pass or the monthly pass?")'

@@ -14,7 +14,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_opti
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, repeats_earlier_turn, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, repeats_earlier_turn, same_words, without_copied_tags
 from askfirst.programs.askfirst.topic_switch import switched_referents
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
@@ -121,8 +121,8 @@ class AskFirstProgram(dspy.Module):
     9. The responders, with citations. A clarification's options of which no more than half the words are in the
        passages or the user's turns (``ungrounded_options``) are dropped, with the question that lists them, and so is a
        question that repeats three or more words of its instruction's example that nothing it was shown has
-       (``repeated_example``) or lists an option twice: the kept options are offered once each, or with fewer than two
-       left, the user is asked for a detail that says which.
+       (``repeated_example``), lists an option twice or is the user's own question (``echoed_question``): the kept
+       options are offered once each, or with fewer than two left, the user is asked for a detail that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, or repeated an earlier user turn, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
@@ -134,7 +134,8 @@ class AskFirstProgram(dspy.Module):
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
-    passages) and ``repeated_example`` (the example words its question repeated, when it was dropped for them).
+    passages), ``repeated_example`` (the example words its question repeated, when it was dropped for them) and
+    ``echoed_question`` (whether it was the user's own question; on a clarification).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
@@ -171,7 +172,7 @@ class AskFirstProgram(dspy.Module):
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "topic_switch": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None,
-                                  "ungrounded_options": None, "repeated_example": None, "answering_sentences": None}}
+                                  "ungrounded_options": None, "repeated_example": None, "echoed_question": None, "answering_sentences": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -547,7 +548,10 @@ class AskFirstProgram(dspy.Module):
             state["extras"]["ungrounded_options"], state["extras"]["repeated_example"] = ungrounded, copied
             # An option listed twice is no choice: the 1.5B offered "the pet policy" six times (MTRAG-UN training half).
             repeated = len({o.lower() for o in options}) < len(options)
-            if ungrounded or copied or repeated:  # not the choice the passages offer: the question that lists them is not asked
+            # The user's own question returned as the clarifying one asks nothing: "What documentation is needed to apply
+            # for the loan?" (MTRAG-UN validation half).
+            state["extras"]["echoed_question"] = echoed = same_words(answer, question)
+            if ungrounded or copied or repeated or echoed:  # not the choice the passages offer: the question that lists them is not asked
                 options = kept
                 answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
         # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.

@@ -53,8 +53,12 @@ def without_copied_tags(rewrite: str, history: str) -> str:
 def repeats_earlier_turn(question: str, rewrite: str, history: str) -> bool:
     """Whether ``rewrite`` is one of the conversation's earlier user turns (case, punctuation and spacing aside) and not
     ``question`` itself: a copy of a question already asked, not a rewrite of this one."""
-    said = _words(rewrite)
-    return bool(said) and said != _words(question) and any(said == _words(turn) for turn in user_turns(history))
+    return bool(_words(rewrite)) and not same_words(rewrite, question) and any(same_words(rewrite, turn) for turn in user_turns(history))
+
+
+def same_words(text: str, other: str) -> bool:
+    """Whether ``text`` and ``other`` say the same words in the same order, case, punctuation and spacing aside."""
+    return _words(text) == _words(other)
 
 
 def _words(text: str) -> str:
