@@ -1,14 +1,13 @@
 """The askfirst program's checks for a thing the question never names (no LM): dangling pronouns and demonstratives, a
 follow-up's demonstrative new to the conversation, the unnamed-referent cues, and a follow-up that switches topic."""
 
-import numpy as np
-
 from askfirst.programs.askfirst.key_terms import documents_with
 from askfirst.programs.askfirst.topic_switch import switched_referents, topic_similarity
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, referent_question,
                                                           unnamed_referents, unseen_demonstratives)
 from askfirst.programs.common.conversation import history_text, question_and_history
 from tests.conftest import PASSAGES
+from tests.test_askfirst_program import QueryCosines
 
 
 def test_the_first_turn_cue_marks_a_question_that_names_nothing_but_the_x():
@@ -80,17 +79,6 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert referent_question(["investigation"]) == "Which investigation do you mean?" and referent_question([]) == ""
 
 
-class TopicEmbedder:
-    """Texts as unit vectors of scripted topics (0 unless named): cosine 1 on one topic, 0 across two; counts its calls."""
-
-    def __init__(self, topics: dict[str, int]):
-        self.topics, self.calls = topics, 0
-
-    def __call__(self, texts):
-        self.calls += 1
-        return np.eye(3)[[self.topics.get(text, 0) for text in texts]]
-
-
 _, LOAN_HISTORY, _ = question_and_history([{"role": "user", "content": "Which scholarships can first-year students get?"},
                                            {"role": "assistant", "content": "The Northmoor Merit Scholarship [schol-merit]."},
                                            {"role": "user", "content": "Is it renewable?"}, {"role": "assistant", "content": "Yes."},
@@ -99,20 +87,20 @@ _, LOAN_HISTORY, _ = question_and_history([{"role": "user", "content": "Which sc
 
 
 def test_topic_similarity_is_the_best_cosine_to_an_earlier_user_turn():
-    embed = TopicEmbedder({"What documentation is needed to apply for the loan?": 1, "Is it renewable?": 1})
-    assert topic_similarity("What documentation is needed to apply for the loan?", LOAN_HISTORY, embed) == 1.0  # one turn shares it
-    assert topic_similarity("What documentation is needed to apply for the loan?", LOAN_HISTORY, TopicEmbedder({"Is it renewable?": 2})) == 1.0
-    assert topic_similarity("Which loan?", LOAN_HISTORY, TopicEmbedder({"Which loan?": 1})) == 0.0  # far from both turns
-    assert topic_similarity("Which loan?", "", embed) is None  # no earlier user turn
+    loan = "What documentation is needed to apply for the loan?"
+    assert topic_similarity(loan, LOAN_HISTORY, QueryCosines({}, {loan: 1, "Is it renewable?": 1}).embed) == 1.0  # one turn shares it
+    assert topic_similarity(loan, LOAN_HISTORY, QueryCosines({}, {"Is it renewable?": 2}).embed) == 1.0
+    assert topic_similarity("Which loan?", LOAN_HISTORY, QueryCosines({}, {"Which loan?": 1}).embed) == 0.0  # far from both turns
+    assert topic_similarity("Which loan?", "", QueryCosines({}).embed) is None  # no earlier user turn
 
 
 def test_a_follow_up_switches_topic_when_it_names_its_thing_by_kind_and_is_far_from_every_earlier_user_turn():
     loan = "What documentation is needed to apply for the loan?"
     said_before = history_text(LOAN_HISTORY)
-    far = TopicEmbedder({loan: 1})
+    far = QueryCosines({}, {loan: 1}).embed
     assert switched_referents(loan, LOAN_HISTORY, said_before, far, below=0.125) == {"words": ["loan"], "similarity": 0.0, "switched": True}
     assert not switched_referents(loan, LOAN_HISTORY, said_before, far, below=0.0)["switched"]  # below, not at, the threshold
-    assert switched_referents(loan, LOAN_HISTORY, said_before, TopicEmbedder({}), below=0.125)["switched"] is False  # same topic
-    named = TopicEmbedder({"What documentation is needed for the scholarship?": 1})
-    record = switched_referents("What documentation is needed for the scholarship?", LOAN_HISTORY, said_before, named, below=0.125)
-    assert record == {"words": [], "similarity": None, "switched": False} and named.calls == 0  # no cue word: nothing embedded
+    assert switched_referents(loan, LOAN_HISTORY, said_before, QueryCosines({}).embed, below=0.125)["switched"] is False  # same topic
+    named = QueryCosines({}, {"What documentation is needed for the scholarship?": 1})
+    record = switched_referents("What documentation is needed for the scholarship?", LOAN_HISTORY, said_before, named.embed, below=0.125)
+    assert record == {"words": [], "similarity": None, "switched": False} and named.embedded == []  # no cue word: nothing embedded

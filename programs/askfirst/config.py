@@ -79,9 +79,9 @@ class AskfirstConfig(ConfigSection):
     topic_switch_below: float | None = Field(
         0.125, ge=-1, le=1, description="Ask first when a follow-up changes the subject and names its new thing only by its kind: the "
         "referent cue's words ('the loan' after turns about web publishing) and a best dense cosine to every earlier user turn below "
-        "this. No LM call (one embedding), before the collection check and the assessment; not past the retrieval gate. Chosen "
-        "between the training half of MTRAG-UN dev's highest such UNDERSPECIFIED follow-up (0.114; 7 of 22 marked, nothing else) "
-        "and the lowest other follow-up there or in the demo (0.137, the demo's 'the essay' of an award; "
+        "this. No LM call (one embedding), before the collection check and the assessment; not past the retrieval gate. Set "
+        "between the cosines of the highest UNDERSPECIFIED follow-up it marks on MTRAG-UN dev's training half (0.114; 7 of 22 "
+        "marked, nothing else) and of the lowest other one there or in the demo (0.137, the demo's 'the essay' of an award; "
         "bench/unnamed_referent_cue.py --topic-switch). The value is the embedder's (MiniLM's here); null: off.")
     skip_named: bool = Field(True, description="Skip divergence's per-passage answers call (an LM call) when the question names one "
                              "of the assessed documents by a title word none of the others' titles has: such a question has "
