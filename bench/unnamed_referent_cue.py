@@ -95,7 +95,7 @@ def print_run(run_dir: Path) -> None:
 
 
 def print_topic_switch(thresholds=(0.10, 0.125, 0.15, 0.20)) -> None:
-    from askfirst.programs.askfirst.topic_switch import topic_similarity
+    from askfirst.programs.askfirst.topic_switch import switched_referents
     from askfirst.retrieval.embedder import get_embedder
 
     mtrag = load_config(overrides=["data.questions=mtrag", "data.corpus=mtrag", "data.shuffle=true", "data.limit=null"])
@@ -112,9 +112,10 @@ def print_topic_switch(thresholds=(0.10, 0.125, 0.15, 0.20)) -> None:
                                                         history_turns=config.program.history_turns)
             tally = counts[example.answerability]
             tally["n"] += 1
-            if not unnamed_referents(question, history_text(history)):
+            # the program's own check; its record's similarity does not depend on the threshold given
+            similarity = switched_referents(question, history, history_text(history), embed, below=below or 0.0)["similarity"]
+            if similarity is None:  # no cue word (or no earlier user turn)
                 continue
-            similarity = topic_similarity(question, history, embed)
             tally["cue"] += 1
             for threshold in thresholds:
                 tally[threshold] += similarity < threshold
