@@ -53,7 +53,8 @@ def without_copied_tags(rewrite: str, history: str) -> str:
 def repeats_earlier_turn(question: str, rewrite: str, history: str) -> bool:
     """Whether ``rewrite`` is one of the conversation's earlier user turns (case, punctuation and spacing aside) and not
     ``question`` itself: a copy of a question already asked, not a rewrite of this one."""
-    return bool(_words(rewrite)) and not same_words(rewrite, question) and any(same_words(rewrite, turn) for turn in user_turns(history))
+    said = _words(rewrite)
+    return bool(said) and said != _words(question) and any(said == _words(turn) for turn in user_turns(history))
 
 
 def same_words(text: str, other: str) -> bool:
