@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_document, named_in_conversation, rarest_word,
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, divergent_options, named_document, named_in_conversation, not_readings, rarest_word,
                                                    reading_name, repeated_example, typed_answer, ungrounded_options)
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
@@ -569,6 +569,47 @@ def test_a_clarification_that_lists_an_option_twice_offers_it_once(schema_lm):
     assert reply.answer == distinct["clarifying_question"]  # the responder's own question, when nothing is dropped
 
 
+def test_a_clarification_offers_no_sentence_and_none_of_the_users_own_words(schema_lm):
+    """The 1.5B offered passage sentences ("The tricolor flag is a symbol of Irish heritage and tradition.") and the
+    user's own words ("fast food chain" of "How did the fast food chain establish …?") as options on MTRAG-UN."""
+    sentence = "A laboratory fee of EUR 85 is charged for each laboratory course."  # 12 words with "is"
+    title = "The Lord of the Rings: The Fellowship of the Ring"  # 10 words, no verb
+    question = LOAN_FOLLOW_UP[-1]["content"]
+    assert not_readings([sentence, title, "loan", "documentation for the loan", "lab fee", "EUR 85"], question) == [
+        sentence, "loan", "documentation for the loan"]
+    assert not_readings([sentence], question, max_name_words=12) == []  # a name may be that long
+    offered = {"clarifying_question": "Do you mean the laboratory fee, the loan or the registration fee?",
+               "options": [sentence, "the loan", "lab fee", "registration fee"]}
+    script = scripted(asked_about=UNANSWERABLE, clarifying_question=offered)
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=script)
+    assert reply.route == "clarify" and reply.options == ["lab fee", "registration fee"] and reply.ungrounded_options == []
+    assert reply.not_readings == [sentence, "the loan"]
+    assert reply.answer == "Your question could be about several things: lab fee; registration fee. Which one do you mean?"
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=script | {
+        "clarifying_question": {**offered, "options": [sentence, "the loan", "lab fee"]}})
+    assert reply.options == ["lab fee"] and reply.answer == UNSAID_CHOICE  # one reading left is no choice
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=script | {
+        "clarifying_question": {**offered, "options": ["lab fee", "registration fee"]}})
+    assert reply.not_readings == [] and reply.answer == offered["clarifying_question"]  # nothing dropped: its own question
+
+
+def test_a_clarification_that_asks_a_question_of_its_own_offers_its_options(schema_lm):
+    """The 1.5B kept good options but asked "Which of the above options is the Prime Minister of Canada?" (MTRAG-UN)."""
+    options = ["lab fee", "registration fee"]
+    assert asks_which("Do you mean the lab fee or the registration fee?", options)  # names both
+    assert asks_which("Which one do you mean?", options) and asks_which("Are you referring to a course?", options)
+    assert not asks_which("Which of the above options is the lab fee?", options)  # names one, asks for an answer
+    assert not asks_which("How much is the lab fee?", ["Lab fee", "tuition"])
+    own = {"clarifying_question": "Which of the above options is the lab fee?", "options": options}
+    script = scripted(asked_about=UNANSWERABLE, clarifying_question=own)
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=script)
+    assert reply.route == "clarify" and reply.no_choice_asked and reply.options == options
+    assert reply.answer == "Your question could be about several things: lab fee; registration fee. Which one do you mean?"
+    reply, *_ = run(schema_lm, LOAN_FOLLOW_UP, "askfirst.escalation=false", script=script | {
+        "clarifying_question": {**own, "options": ["lab fee"]}})
+    assert reply.no_choice_asked is False and reply.answer == own["clarifying_question"]  # one option: no choice to offer
+
+
 def test_a_clarification_that_is_the_users_own_question_is_not_asked(schema_lm):
     """The 1.5B returned "What documentation is needed to apply for the loan?" as its clarifying question (MTRAG-UN)."""
     unanswerable = scripted(asked_about=UNANSWERABLE)
@@ -756,10 +797,12 @@ def test_a_first_question_pointing_at_something_it_never_names_is_asked_about_be
     """URASys's SQuAD2-ambiguous "When did he return to work?": no search or assessment can tell who is meant."""
     assessed = []
     script = scripted(asked_about=lambda text: assessed.append(text) or ANSWERABLE)
-    reply, *_ = run(schema_lm, "When did he pay the lab fee?", script=script)
+    reply, *_ = run(schema_lm, "When did he pay the fee?", script=script)
     assert reply.route == "clarify" and reply.label == "UNDERSPECIFIED" and reply.dangling == ["he"] and not assessed
     assert reply.answer == 'Who do you mean by "he"? Which fee do you mean?' and reply.evidence  # then the responder's
-    reply, *_ = run(schema_lm, "Is the lab fee of these courses ever refunded?", script=script)
+    reply, *_ = run(schema_lm, "When did he pay the lab fee?", script=script)  # "lab", an option, is the user's own word
+    assert reply.options == ["registration"] and reply.answer == 'Who do you mean by "he"?'
+    reply, *_ = run(schema_lm, "Is the fee of these courses ever refunded?", script=script)
     assert reply.route == "clarify" and reply.dangling == ["these courses"]
     assert reply.answer == 'What do you mean by "these courses"? Which fee do you mean?'
     reply, *_ = run(schema_lm, "When did he pay the lab fee?", "askfirst.dangling_reference=false", "askfirst.ambiguity=off", script=script)

@@ -76,6 +76,11 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert dangling_question(["His", "they"]) == 'Who do you mean by "His"?' and dangling_question([]) == ""
     assert dangling_question(["these clinics"]) == 'What do you mean by "these clinics"?'
     assert dangling_question(["it"]) == 'What do you mean by "it"?'
+    # A phrase that starts with a name and follows the opening auxiliary ends with the name: "publish" is the verb.
+    court = "Does this Superior Court publish judges roster?"
+    assert dangling_question(["this Superior Court publish"], court) == 'What do you mean by "this Superior Court"?'
+    assert dangling_question(["this TV series"], "Which actor played a boy in this TV series?") == 'What do you mean by "this TV series"?'
+    assert dangling_question(["this plan covers"], "Does this plan covers dental?") == 'What do you mean by "this plan covers"?'
     assert referent_question(["investigation"]) == "Which investigation do you mean?" and referent_question([]) == ""
 
 

@@ -73,6 +73,46 @@ def ungrounded_options(options: list[str], passages: list[Passage], said: str) -
     return [option for option in options if not grounded(option)]
 
 
+# Verbs that make a run of words a sentence; a reading's name seldom has one ("Who Is Afraid" is a title of three words).
+_AUXILIARIES = frozenset("am is are was were be been being do does did has have had can could will would shall should may "
+                         "might must".split())
+
+
+def not_readings(options: list[str], question: str, *, max_name_words: int = 8) -> list[str]:
+    """The ``options`` that name no reading of ``question``: a sentence (more than ``max_name_words`` words with an
+    auxiliary verb) and an option whose content words are all the question's own.
+
+    The offline 1.5B copied passage sentences as its options: "The tricolor flag is a symbol of Irish heritage and
+    tradition." and four more like it (MTRAG-UN training half), and cut its passage on a burger chain's shares into five
+    pieces of 22 to 27 words (validation half). The longest name it offered there is eight words ("Wolk Superior Court of
+    California, County of Yuba"). It also offered the user's own words, "fast food chain" for "How did the fast food
+    chain establish a significant presence in the United States?" and "Judges Roster" for "Does this Superior Court
+    publish judges roster?": an answer to "which one?" that the question already gave."""
+    asked = content_stems(question)
+
+    def sentence(option: str) -> bool:
+        words = option.split()
+        return len(words) > max_name_words and any(w.strip(".,;:!?\"'").lower() in _AUXILIARIES for w in words)
+
+    def restated(option: str) -> bool:
+        words = content_stems(option)
+        return bool(words) and words <= asked
+
+    return [option for option in options if sentence(option) or restated(option)]
+
+
+_ASKS_MEANING = re.compile(r"\b(?:mean|meant|refer|referring)\b", re.IGNORECASE)
+
+
+def asks_which(question: str, options: list[str]) -> bool:
+    """Whether a clarifying ``question`` offers a choice: it names two or more of ``options`` or asks what the user
+    means ("Which country do you mean?"). The offline 1.5B also wrote questions of its own beside good options: "Which
+    of the above options is the Prime Minister of Canada?" and "Which actor played the character of a young boy in the
+    TV series Friends?" (MTRAG-UN dev), which ask the user to answer rather than to choose."""
+    named = sum(option.lower() in question.lower() for option in options)
+    return named >= 2 or bool(_ASKS_MEANING.search(question))
+
+
 def repeated_example(question: str, instruction: str, passages: list[Passage], said: str, *, min_words: int = 3,
                      min_pairs: int = 2) -> list[str]:
     """The words of ``instruction``'s quoted examples that a clarifying ``question`` repeats and neither the passages nor

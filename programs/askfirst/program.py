@@ -9,8 +9,8 @@ import dspy
 from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
-from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, divergent_options, named_reading, rarest_word, reading_name,
-                                                   repeated_example, ungrounded_options)
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, divergent_options, named_reading, rarest_word, reading_name,
+                                                   not_readings, repeated_example, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
@@ -119,10 +119,12 @@ class AskFirstProgram(dspy.Module):
        investigation begin?"), and with ``first_turn_cue_answered`` an answered one whose X two or more retrieved
        documents have.
     9. The responders, with citations. A clarification's options of which no more than half the words are in the
-       passages or the user's turns (``ungrounded_options``) are dropped, with the question that lists them, and so is a
-       question that repeats three or more words of its instruction's example that nothing it was shown has
-       (``repeated_example``), lists an option twice or is the user's own question (``echoed_question``): the kept
-       options are offered once each, or with fewer than two left, the user is asked for a detail that says which.
+       passages or the user's turns (``ungrounded_options``), or that are sentences or the user's own words
+       (``not_readings``), are dropped, with the question that lists them; so is a question that repeats three or more
+       words of its instruction's example that nothing it was shown has (``repeated_example``), lists an option twice,
+       is the user's own question (``echoed_question``) or asks a question of its own beside its options
+       (``no_choice_asked``). The kept options are offered once each, or with fewer than two left, the user is asked for
+       a detail that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, or repeated an earlier user turn, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
@@ -134,8 +136,9 @@ class AskFirstProgram(dspy.Module):
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
-    passages), ``repeated_example`` (the example words its question repeated, when it was dropped for them) and
-    ``echoed_question`` (whether it was the user's own question; on a clarification).
+    passages), ``not_readings`` (those dropped as sentences or the question's own words), ``repeated_example`` (the example words its question repeated, when it was dropped for them) and
+    ``echoed_question`` (whether it was the user's own question) and ``no_choice_asked`` (whether, with two options or more
+    kept, it neither named two nor asked what the user means; both on a clarification).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
@@ -172,7 +175,7 @@ class AskFirstProgram(dspy.Module):
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "topic_switch": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None,
-                                  "ungrounded_options": None, "repeated_example": None, "echoed_question": None, "answering_sentences": None}}
+                                  "ungrounded_options": None, "not_readings": None, "repeated_example": None, "echoed_question": None, "no_choice_asked": None, "answering_sentences": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -192,7 +195,7 @@ class AskFirstProgram(dspy.Module):
             if extras["dangling"]:  # "When did he return to work?", "this tricolor flag": no search can tell which is meant
                 state["label"], state["confidence"] = "UNDERSPECIFIED", 1.0
                 # The responder lists readings from the passages; the pronoun it does not name is what is unclear.
-                return self._respond("clarify", question, history, state, lead=dangling_question(extras["dangling"]))
+                return self._respond("clarify", question, history, state, lead=dangling_question(extras["dangling"], question))
         if self._topic_switch_checked(history, extras):
             extras["topic_switch"] = switched_referents(question, history, said_before, self.resources.embedder.embed,
                                                         below=self.config.topic_switch_below)
@@ -542,16 +545,18 @@ class AskFirstProgram(dspy.Module):
         options, answer = reply.options, reply.answer
         if route == "clarify":
             passages, said = state["evidence"] + state["ranking"], f"{history} {question}"
-            ungrounded = ungrounded_options(options, passages, said)
-            kept = list({o.lower(): o for o in options if o not in ungrounded}.values())  # once each
+            ungrounded, unnamed = ungrounded_options(options, passages, said), not_readings(options, question)
+            kept = list({o.lower(): o for o in options if o not in ungrounded and o not in unnamed}.values())  # once each
             copied = repeated_example(answer, self.responders.clarify.signature.instructions, passages, f"{said} {' '.join(kept)}")
-            state["extras"]["ungrounded_options"], state["extras"]["repeated_example"] = ungrounded, copied
+            state["extras"]["ungrounded_options"], state["extras"]["not_readings"] = ungrounded, unnamed
+            state["extras"]["repeated_example"] = copied
             # An option listed twice is no choice: the 1.5B offered "the pet policy" six times (MTRAG-UN training half).
             repeated = len({o.lower() for o in options}) < len(options)
             # The user's own question returned as the clarifying one asks nothing: "What documentation is needed to apply
             # for the loan?" (MTRAG-UN validation half).
             state["extras"]["echoed_question"] = echoed = same_words(answer, question)
-            if ungrounded or copied or repeated or echoed:  # not the choice the passages offer: the question that lists them is not asked
+            state["extras"]["no_choice_asked"] = no_choice = len(kept) >= 2 and not asks_which(answer, kept)
+            if ungrounded or unnamed or copied or repeated or echoed or no_choice:  # not the choice the passages offer: the question that lists them is not asked
                 options = kept
                 answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
         # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.

@@ -173,17 +173,28 @@ def unseen_demonstratives(question: str, earlier: str) -> list[str]:
     return found
 
 
-def dangling_question(words: list[str]) -> str:
+def dangling_question(words: list[str], question: str = "") -> str:
     """The question that opens a clarification of a dangling reference, on the first of ``words`` (from
     :func:`dangling_references`): who a pronoun stands for ('Who do you mean by "his"?'), or what a demonstrative's
-    phrase points at ('What do you mean by "these languages"?'); empty when there are none."""
+    phrase points at ('What do you mean by "these languages"?'); empty when there are none.
+
+    A phrase that starts with a name and is the subject of ``question``'s opening auxiliary ends with the name: the word
+    after it is the verb ('"this Superior Court"', not "this Superior Court publish", of "Does this Superior Court publish
+    judges roster?" on MTRAG-UN dev). Elsewhere a name is as often a modifier ("in this TV series")."""
     if not words:
         return ""
     first = words[0]
     if not _PRONOUN.fullmatch(first):
-        return f'What do you mean by "{first}"?'
+        det, *rest = first.split()
+        if _AUXILIARY_BEFORE.search(question[: max(question.find(first), 0)]):
+            rest = list(itertools.takewhile(lambda w: w[:1].isupper(), rest)) or rest
+        return f'What do you mean by "{" ".join([det, *rest])}"?'
     who = "Who or what" if first.lower() in _PLURAL_PRONOUNS else "What" if first.lower() in _NEUTER_PRONOUNS else "Who"
     return f'{who} do you mean by "{first}"?'
+
+
+# The auxiliary that opens a yes/no question, just before its subject: "Does this Medicare cover dental care?"
+_AUXILIARY_BEFORE = re.compile(r"^\W*(?:do|does|did|can|could|will|would|should|may|might|must)\s+$", re.IGNORECASE)
 
 
 def referent_question(words: list[str]) -> str:
