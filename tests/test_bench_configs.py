@@ -160,3 +160,21 @@ def test_repeated_turn_rewrites_lists_the_tasks_whose_recorded_rewrite_is_an_ear
     _bench_script("repeated_turn_rewrites").main(str(tmp_path))
     out, err = capsys.readouterr()
     assert out.strip() == "[t01]" and "1 of 3 recorded tasks" in err  # a01 is a first turn: nothing earlier to repeat
+
+
+def test_clarification_options_counts_what_the_responders_clarifications_offer(tmp_path, capsys):
+    sentence = "A laboratory fee of EUR 85 is charged for each laboratory course."
+    rows = [{"route": "clarify", "question": "How much is the fee?", "options": ["fee", sentence], "answer": "Which fee do you mean?"},
+            {"route": "clarify", "question": "How much is it?", "options": ["lab fee", "registration fee"],
+             "answer": "Which of the above is the lab fee?"},
+            {"route": "clarify", "question": "When did he pay?", "options": [], "answer": 'Who do you mean by "he"?'},
+            {"route": "clarify", "question": "How much is the fee?", "options": ["lab fee", "registration fee"],
+             "answer": "Do you mean the lab fee or the registration fee?"},
+            {"route": "clarify", "question": "Is it open?", "options": ["Is it open", "fee"], "answer": "Which one?",
+             "extras": {"ambiguity": {"options": ["Is it open", "fee"]}}},  # a divergence's: not the responder's
+            {"route": "answer", "question": "How much is the fee?", "options": ["fee"], "answer": "EUR 85."}]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _bench_script("clarification_options").main(["--list", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert f"| {tmp_path.name} | 4 | 1 | 1 | 1 |" in out  # the second asks no choice; the third offers none
+    assert "'How much is it?' -> 'Which of the above is the lab fee?'" in err and "EUR 85" not in err
