@@ -136,9 +136,10 @@ class AskFirstProgram(dspy.Module):
     overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
-    passages), ``not_readings`` (those dropped as sentences or the question's own words), ``repeated_example`` (the example words its question repeated, when it was dropped for them) and
-    ``echoed_question`` (whether it was the user's own question) and ``no_choice_asked`` (whether, with two options or more
-    kept, it neither named two nor asked what the user means; both on a clarification).
+    passages), ``not_readings`` (those dropped as sentences or the question's own words), ``repeated_example`` (the
+    example words its question repeated, when it was dropped for them), ``echoed_question`` (whether it was the user's
+    own question) and ``no_choice_asked`` (whether, with two options or more kept, it neither named two nor asked what
+    the user means; these five on a clarification).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
