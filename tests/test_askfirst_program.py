@@ -12,7 +12,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, di
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, repeats_earlier_turn, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, mostly_new_words, repeats_earlier_turn, without_copied_tags
 from askfirst.programs.base import Resources
 from askfirst.programs.common.conversation import format_history, previous_user_turn, to_turns, user_turns
 from askfirst.programs.registry import Registry
@@ -277,6 +277,19 @@ def test_a_rewrite_that_repeats_an_earlier_user_turn_is_refused(schema_lm):
     assert not repeats_earlier_turn("And the lab fee?", "Which fees are there?", "assistant: Which fees are there?")
     repeated = scripted(standalone_question={"standalone_question": "Which fees are there?"})
     assert_refused_unless(schema_lm, "Which fees are there?", "askfirst.rewrite_repeat_check=false", script=repeated)
+
+
+def test_a_rewrite_made_mostly_of_words_no_turn_has_is_refused(schema_lm):
+    """The 0.5B translated "Is it available in Spanish?" into Spanish and answered a turn about cancer treatment."""
+    said = "user: Is the tool free? assistant: Yes. user: Is it available in Spanish?"
+    assert mostly_new_words("¿Está disponible en español?", said, above=0.5)
+    assert not mostly_new_words("Is the tool available in Spanish?", said, above=0.5)
+    assert not mostly_new_words("What is the Hubble Space Telescope?", "user: Hubble?", above=0.5)  # two new words: a name in full
+    assert mostly_new_words("What is the Hubble Space Telescope launched by NASA?", "user: Hubble?", above=0.5)
+    assert not mostly_new_words("What is the Hubble Space Telescope launched by NASA?", "user: Hubble?", above=0.8)  # 4 of 5
+    translated = "¿Cuánto cuesta la tarifa de laboratorio?"
+    assert_refused_unless(schema_lm, translated, "askfirst.rewrite_new_words_above=null",
+                          script=scripted(standalone_question={"standalone_question": translated}))
 
 
 def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):

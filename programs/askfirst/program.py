@@ -14,7 +14,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, di
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, repeats_earlier_turn, same_words, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, mostly_new_words, repeats_earlier_turn, same_words, without_copied_tags
 from askfirst.programs.askfirst.topic_switch import switched_referents
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
@@ -54,7 +54,9 @@ class AskFirstProgram(dspy.Module):
     """The composed program (issue 15), stage by stage; each stage is switched in ``askfirst`` (or ``program``):
 
     1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query; with
-       ``rewrite_check``, a rewrite with no question where the user asked one is refused and the user's turn searched.
+       ``rewrite_check``, a rewrite with no question where the user asked one is refused and the user's turn searched,
+       and so is one that repeats an earlier user turn (``rewrite_repeat_check``) or is mostly words no turn has
+       (``rewrite_new_words_above``: a translation, an answer).
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
@@ -127,7 +129,7 @@ class AskFirstProgram(dspy.Module):
        a detail that says which.
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
-    instead of asking, or repeated an earlier user turn, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
+    instead of asking, repeated an earlier user turn or was mostly new words, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
     whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words,
     when checked), ``topic_switch`` (the referent cue's words, the best cosine to an earlier user turn, switched; when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
     found, when on), ``key_terms`` (what is asked about, whether it echoes its field's description, its words no
@@ -282,8 +284,8 @@ class AskFirstProgram(dspy.Module):
         return [query, f"{previous} {query}"]
 
     def _standalone(self, question: str, history: str) -> tuple[str, str | None]:
-        """The search query and the rewrite refused by ``rewrite_check`` or ``rewrite_repeat_check`` (``None`` when kept or
-        not made)."""
+        """The search query and the rewrite refused by ``rewrite_check``, ``rewrite_repeat_check`` or
+        ``rewrite_new_words_above`` (``None`` when kept or not made)."""
         if self.rewrite is None or not history:
             return question, None
         out = call_predictor(self.rewrite, "askfirst_standalone", retries=self.retries, conversation_history=history, question=question)
@@ -294,6 +296,9 @@ class AskFirstProgram(dspy.Module):
         if check != "off" and checked_rewrite(question, rewrite, every_turn=check == "every_turn") is None:
             return question, rewrite
         if self.config.rewrite_repeat_check and repeats_earlier_turn(question, rewrite, history):
+            return question, rewrite
+        above = self.config.rewrite_new_words_above
+        if above is not None and mostly_new_words(rewrite, f"{history} {question}", above=above):
             return question, rewrite
         return rewrite, None
 

@@ -13,12 +13,17 @@ And it sometimes returns an earlier user turn, word for word, instead of the las
 Writ of Execution in this case?" came back as the turn before it, "According to you it is applicable in which states?"
 (MTRAG-UN dev, AVX2 machine). That is the question the user asked before, already answered; :func:`repeats_earlier_turn`
 tells the program to search the turn as written instead.
+
+And it sometimes writes words that no turn has: "Is it available in Spanish?" came back in Spanish, "¿Está disponible en
+español?", and "best facilites in the USA for cancer treatment." as an answer listing hospitals, clinics and research
+institutions (MTRAG-UN dev). :func:`mostly_new_words` tells the program to search the turn instead.
 """
 
 from __future__ import annotations
 
 import re
 
+from askfirst.programs.askfirst.key_terms import content_stems
 from askfirst.programs.common.conversation import user_turns
 
 # "[doc-id]", as the responders cite and format_passages show: an id has a digit or a joiner ("[Classifier]", the text of a
@@ -55,6 +60,15 @@ def repeats_earlier_turn(question: str, rewrite: str, history: str) -> bool:
     ``question`` itself: a copy of a question already asked, not a rewrite of this one."""
     said = _words(rewrite)
     return bool(said) and said != _words(question) and any(said == _words(turn) for turn in user_turns(history))
+
+
+def mostly_new_words(rewrite: str, conversation: str, *, above: float, min_words: int = 3) -> bool:
+    """Whether more than ``above`` of ``rewrite``'s content words (by stem), and at least ``min_words`` of them, are
+    words ``conversation`` (the earlier turns and the question) does not have. The floor keeps a short rewrite that
+    names its thing in full ("What is the Hubble Space Telescope?" of "Hubble?"), which the user would accept."""
+    words = content_stems(rewrite)
+    new = words - content_stems(conversation)
+    return len(new) >= min_words and len(new) > above * len(words)
 
 
 def same_words(text: str, other: str) -> bool:
