@@ -287,9 +287,11 @@ def test_a_rewrite_made_mostly_of_words_no_turn_has_is_refused(schema_lm):
     assert not mostly_new_words("What is the Hubble Space Telescope?", "user: Hubble?", above=0.5)  # two new words: a name in full
     assert mostly_new_words("What is the Hubble Space Telescope launched by NASA?", "user: Hubble?", above=0.5)
     assert not mostly_new_words("What is the Hubble Space Telescope launched by NASA?", "user: Hubble?", above=0.8)  # 4 of 5
-    translated = "¿Cuánto cuesta la tarifa de laboratorio?"
-    assert_refused_unless(schema_lm, translated, "askfirst.rewrite_new_words_above=null",
-                          script=scripted(standalone_question={"standalone_question": translated}))
+    translated = scripted(standalone_question={"standalone_question": "¿Cuánto cuesta la tarifa de laboratorio?"})
+    reply, _, retriever, _ = run(schema_lm, FEES_FOLLOW_UP, "askfirst.rewrite_new_words_above=0.5", script=translated)
+    assert retriever.calls[0] == ["And the lab fee?"] and reply.rewrite_refused == "¿Cuánto cuesta la tarifa de laboratorio?"
+    reply, _, retriever, _ = run(schema_lm, FEES_FOLLOW_UP, script=translated)  # off by default
+    assert retriever.calls[0] == ["¿Cuánto cuesta la tarifa de laboratorio?"] and reply.rewrite_refused is None
 
 
 def test_a_follow_up_searched_as_written_is_searched_with_the_previous_user_turn_too_when_configured(schema_lm):
