@@ -279,7 +279,7 @@ def test_a_rewrite_that_repeats_an_earlier_user_turn_is_refused(schema_lm):
     assert_refused_unless(schema_lm, "Which fees are there?", "askfirst.rewrite_repeat_check=false", script=repeated)
 
 
-def test_a_rewrite_made_mostly_of_words_no_turn_has_is_refused(schema_lm):
+def test_a_rewrite_made_mostly_of_words_no_turn_has_is_refused_when_set(schema_lm):
     """The 0.5B translated "Is it available in Spanish?" into Spanish and answered a turn about cancer treatment."""
     said = "user: Is the tool free? assistant: Yes. user: Is it available in Spanish?"
     assert mostly_new_words("¿Está disponible en español?", said, above=0.5)

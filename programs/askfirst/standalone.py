@@ -16,7 +16,8 @@ tells the program to search the turn as written instead.
 
 And it sometimes writes words that no turn has: "Is it available in Spanish?" came back in Spanish, "¿Está disponible en
 español?", and "best facilites in the USA for cancer treatment." as an answer listing hospitals, clinics and research
-institutions (MTRAG-UN dev). :func:`mostly_new_words` tells the program to search the turn instead.
+institutions (MTRAG-UN dev). With ``askfirst.rewrite_new_words_above`` set, :func:`mostly_new_words` tells the program
+to search the turn instead (off by default: the one translation had led to the right "I don't know").
 """
 
 from __future__ import annotations
