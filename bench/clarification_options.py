@@ -5,7 +5,9 @@ clarification that has one of the first two is printed with ``--list``.
 
     python bench/clarification_options.py [--list] runs/eval-… [runs/eval-… …]
 
-Only the clarification responder's replies count: a divergence's options are documents' names, asked without it.
+Only the clarification responder's replies count: a divergence's options are documents' names, asked without it. The
+whole reply is read, a lead included, so a lead that asks what the user means ('What do you mean by "this TV series"?')
+counts as asking even when the responder's question after it asks something else.
 """
 
 from __future__ import annotations
