@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.programs.askfirst.absent_terms import content_words
-from askfirst.programs.askfirst.key_terms import content_stems, passage_stems, stem
+from askfirst.programs.askfirst.key_terms import content_stems, echoes, passage_stems, stem
+from askfirst.programs.askfirst.question_form import AUXILIARIES
 from askfirst.programs.common.conversation import history_text
 from askfirst.retrieval.bm25 import tokenize
 from askfirst.retrieval.chunking import Passage
@@ -74,13 +75,13 @@ def ungrounded_options(options: list[str], passages: list[Passage], said: str) -
 
 
 # Verbs that make a run of words a sentence; a reading's name seldom has one ("Who Is Afraid" is a title of three words).
-_AUXILIARIES = frozenset("am is are was were be been being do does did has have had can could will would shall should may "
-                         "might must".split())
+# The question forms' auxiliaries, affirmative, with the participles of "be".
+_SENTENCE_VERBS = frozenset(w for w in AUXILIARIES if "'" not in w) | {"been", "being"}
 
 
 def not_readings(options: list[str], question: str, *, max_name_words: int = 8) -> list[str]:
     """The ``options`` that name no reading of ``question``: a sentence (more than ``max_name_words`` words with an
-    auxiliary verb) and an option whose content words are all the question's own.
+    auxiliary verb) and an option that :func:`echoes` the question (all its content words are the question's own).
 
     The offline 1.5B copied passage sentences as its options: "The tricolor flag is a symbol of Irish heritage and
     tradition." and four more like it (MTRAG-UN training half), and cut its passage on a burger chain's shares into five
@@ -88,17 +89,12 @@ def not_readings(options: list[str], question: str, *, max_name_words: int = 8) 
     California, County of Yuba"). It also offered the user's own words, "fast food chain" for "How did the fast food
     chain establish a significant presence in the United States?" and "Judges Roster" for "Does this Superior Court
     publish judges roster?": an answer to "which one?" that the question already gave."""
-    asked = content_stems(question)
 
     def sentence(option: str) -> bool:
         words = option.split()
-        return len(words) > max_name_words and any(w.strip(".,;:!?\"'").lower() in _AUXILIARIES for w in words)
+        return len(words) > max_name_words and any(w.strip(".,;:!?\"'").lower() in _SENTENCE_VERBS for w in words)
 
-    def restated(option: str) -> bool:
-        words = content_stems(option)
-        return bool(words) and words <= asked
-
-    return [option for option in options if sentence(option) or restated(option)]
+    return [option for option in options if sentence(option) or echoes(option, question)]
 
 
 _ASKS_MEANING = re.compile(r"\b(?:mean|meant|refer|referring)\b", re.IGNORECASE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-_AUXILIARIES = frozenset(
+AUXILIARIES = frozenset(
     "is are was were am be do does did can could should would will shall may might must has have had isn't aren't wasn't "
     "weren't don't doesn't didn't can't couldn't shouldn't wouldn't won't hasn't haven't".split())
 _FACT_WORDS = frozenset("what which who whom whose when where".split())
@@ -48,8 +48,8 @@ def _clause_form(clause: str) -> str | None:
     if first in _FACT_WORDS:
         return "fact"
     if first == "how":  # "how much / many / long": a quantity; "how do / can / to": a procedure
-        return "how-to" if second in _AUXILIARIES or second == "to" else "fact"
-    if first in _AUXILIARIES:
+        return "how-to" if second in AUXILIARIES or second == "to" else "fact"
+    if first in AUXILIARIES:
         return "yes/no"
     return None
 
