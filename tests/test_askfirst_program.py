@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from askfirst.config import load_config
-from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, divergent_options, named_document, named_in_conversation, not_readings, rarest_word,
-                                                   reading_name, repeated_example, typed_answer, ungrounded_options)
+from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, divergent_options, named_document, named_in_conversation, names_kinds, not_readings, rarest_word,
+                                                   reading_name, repeated_example, titled_readings, typed_answer, ungrounded_options)
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
@@ -624,6 +624,48 @@ def test_a_clarification_that_asks_a_question_of_its_own_offers_its_options(sche
         "clarifying_question": {**own, "options": ["lab fee"]}})
     assert reply.no_choice_asked is False and reply.answer == own["clarifying_question"]  # one option: no choice to offer
 
+
+def test_a_clarification_with_fewer_than_two_options_offers_the_titled_documents_of_its_kind(schema_lm):
+    """The 1.5B offered no option for "this tricolor national flag" over the flags of France and Ireland, and only "Pet
+    Policy" for "the pets in the park" over three state parks' pages (MTRAG-UN dev)."""
+    untitled = Passage("note#0", "note", "", "A fee is due.")
+    second_chunk = Passage("fees-lab#1", "fees-lab", "Laboratory fee", "The fee is waived for auditors.")
+    assert titled_readings(["fee"], [untitled, *PASSAGES, second_chunk]) == ["Laboratory fee", "Registration fee"]  # each once
+    assert titled_readings(["fee", "semester"], PASSAGES) == ["Registration fee"]  # every word
+    assert titled_readings(["fee"], PASSAGES, most=1) == ["Laboratory fee"] and titled_readings([], PASSAGES) == []
+    waived = Passage("waivers", "waivers", "Fee waivers", "Ask the bursar.")
+    assert titled_readings(["fee"], [PASSAGES[2], waived, PASSAGES[1]]) == ["Fee waivers", "Registration fee"]
+    assert titled_readings(["grade"], [PASSAGES[2], waived, PASSAGES[1]]) == ["CS 201"]  # in a text: one document
+    fee_in_text = Passage("cs-fees", "cs-fees", "CS 310", "The CS 310 fee is EUR 20.")
+    assert titled_readings(["fee"], [fee_in_text, waived, PASSAGES[1]]) == ["Fee waivers", "Registration fee"]  # titles first
+    assert titled_readings(["fee"], [fee_in_text, waived]) == ["CS 310", "Fee waivers"]  # one title names it: texts too
+    one = {"clarifying_question": "Which fee do you mean?", "options": ["lab fee"]}
+    reply, *_ = run(schema_lm, "When is this fee due?", script=scripted(clarifying_question=one))
+    assert reply.route == "clarify" and reply.dangling == ["this fee"] and reply.titled_options == ["Laboratory fee", "Registration fee"]
+    assert reply.options == reply.titled_options and reply.answer == (
+        'What do you mean by "this fee"? Your question could be about several things: Laboratory fee; Registration fee. '
+        "Which one do you mean?")
+    two = {"clarifying_question": "Do you mean the lab fee or the registration fee?", "options": ["lab fee", "registration fee"]}
+    reply, *_ = run(schema_lm, "When is this fee due?", script=scripted(clarifying_question=two))
+    assert reply.titled_options is None and reply.options == two["options"]  # the responder named two: its own choice
+    reply, *_ = run(schema_lm, "When did he pay the fee?", script=scripted(clarifying_question=one))
+    assert reply.titled_options is None and reply.answer.startswith('Who do you mean by "he"?')  # a pronoun names no kind
+    reply, *_ = run(schema_lm, "When is this bursary due?", script=scripted(clarifying_question=one))
+    assert reply.titled_options is None and reply.options == ["lab fee"]  # no document of the kind: nothing to offer
+
+def test_a_clarification_that_offers_kinds_of_the_thing_offers_the_titled_documents_of_its_kind(schema_lm):
+    """The 1.5B offered "restaurant chain; fast food restaurant; restaurant" for "the fast food chain" (MTRAG-UN dev)."""
+    chains = ["Jack in the Box", "Chipotle Mexican Grill"]
+    question = "How did the fast food chain establish a significant presence in the United States?"
+    assert names_kinds(["restaurant chain", "fast food restaurant", "restaurant"], question, chains)
+    assert not names_kinds(["lab fee", "registration fee"], "How much is the fee?", ["Laboratory fee", "Registration fee"])  # a title
+    assert not names_kinds(["moose", "guinea pig"], "Does this animal have antlers?", chains)  # none of the question's words
+    assert not names_kinds(["Lab fee", "course fee"], "How much is the fee?", []) and not names_kinds([], question, chains)
+    kinds = {"clarifying_question": "Do you mean the course fee or the semester fee?", "options": ["course fee", "semester fee"]}
+    reply, *_ = run(schema_lm, "How much is the fee?", "askfirst.ambiguity=off", script=scripted(clarifying_question=kinds))
+    assert reply.route == "clarify" and reply.referent_cue == ["fee"] and reply.options == ["Laboratory fee", "Registration fee"]
+    assert reply.titled_options == reply.options and reply.answer == (
+        "Which fee do you mean? Your question could be about several things: Laboratory fee; Registration fee. Which one do you mean?")
 
 def test_a_clarification_that_is_the_users_own_question_is_not_asked(schema_lm):
     """The 1.5B returned "What documentation is needed to apply for the loan?" as its clarifying question (MTRAG-UN)."""

@@ -170,11 +170,14 @@ def test_clarification_options_counts_what_the_responders_clarifications_offer(t
             {"route": "clarify", "question": "When did he pay?", "options": [], "answer": 'Who do you mean by "he"?'},
             {"route": "clarify", "question": "How much is the fee?", "options": ["lab fee", "registration fee"],
              "answer": "Do you mean the lab fee or the registration fee?"},
+            {"route": "clarify", "question": "When is this fee due?", "options": ["Laboratory fee", "Registration fee"],
+             "answer": "Your question could be about several things: Laboratory fee; Registration fee. Which one do you mean?",
+             "extras": {"titled_options": ["Laboratory fee", "Registration fee"]}},
             {"route": "clarify", "question": "Is it open?", "options": ["Is it open", "fee"], "answer": "Which one?",
              "extras": {"ambiguity": {"options": ["Is it open", "fee"]}}},  # a divergence's: not the responder's
             {"route": "answer", "question": "How much is the fee?", "options": ["fee"], "answer": "EUR 85."}]
     (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     _bench_script("clarification_options").main(["--list", str(tmp_path)])
     out, err = capsys.readouterr()
-    assert f"| {tmp_path.name} | 4 | 1 | 1 | 1 |" in out  # the second asks no choice; the third offers none
+    assert f"| {tmp_path.name} | 5 | 1 | 1 | 1 | 1 |" in out  # the second asks no choice; the third offers none; the fifth titles
     assert "'How much is it?' -> 'Which of the above is the lab fee?'" in err and "EUR 85" not in err

@@ -3,7 +3,7 @@ follow-up's demonstrative new to the conversation, the unnamed-referent cues, an
 
 from askfirst.programs.askfirst.key_terms import documents_with
 from askfirst.programs.askfirst.topic_switch import switched_referents, topic_similarity
-from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, referent_question,
+from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_kind, dangling_question, dangling_references, referent_question,
                                                           unnamed_referents, unseen_demonstratives)
 from askfirst.programs.common.conversation import history_text, question_and_history
 from tests.conftest import PASSAGES
@@ -82,6 +82,9 @@ def test_dangling_references_are_pronouns_with_nothing_to_stand_for_and_demonstr
     assert dangling_question(["this TV series"], "Which actor played a boy in this TV series?") == 'What do you mean by "this TV series"?'
     assert dangling_question(["this plan covers"], "Does this plan covers dental?") == 'What do you mean by "this plan covers"?'
     assert referent_question(["investigation"]) == "Which investigation do you mean?" and referent_question([]) == ""
+    # The kind the quoted phrase names, for the options: its last word, lower-cased; a pronoun names none.
+    assert dangling_kind(["this tricolor national flag"]) == "flag" and dangling_kind(["this Superior Court publish"], court) == "court"
+    assert dangling_kind(["he", "this state"]) is None and dangling_kind([]) is None
 
 
 _, LOAN_HISTORY, _ = question_and_history([{"role": "user", "content": "Which scholarships can first-year students get?"},

@@ -97,6 +97,41 @@ def not_readings(options: list[str], question: str, *, max_name_words: int = 8) 
     return [option for option in options if sentence(option) or echoes(option, question)]
 
 
+def titled_readings(words: list[str], passages: list[Passage], *, most: int = 4) -> list[str]:
+    """The titles of the first ``most`` documents among ``passages`` (in their order) whose titles have every one of
+    ``words`` (by stem), when two or more do, else of those whose title or text has them: the things of that kind the
+    collection holds, as a clarification's options when the clarification responder named fewer than two. A title
+    that names the kind names one of them ("Flag of France" for "this tricolor national flag"), where a text may only
+    mention it (a swimming page's "red flag"). Untitled documents are passed over (an opening of words names no reading
+    a user would choose by); empty when ``words`` is.
+
+    On MTRAG-UN dev the offline 1.5B offered no option for "this tricolor national flag" over the flags of France and
+    Ireland, and only "Pet Policy" for "the pets in the park" over three state parks' pages."""
+    stems = {stem(w.lower()) for w in words}
+    if not stems:
+        return []
+    titled: dict[str, list[Passage]] = {}  # each titled document's passages, in order of its first
+    for passage in passages:
+        if (passage.title or "").strip():
+            titled.setdefault(passage.doc_id, []).append(passage)
+    in_title = [ps for ps in titled.values() if stems <= {stem(t) for t in tokenize(ps[0].title)}]
+    chosen = in_title if len(in_title) >= 2 else [ps for ps in titled.values() if stems <= passage_stems(ps)]
+    return list(dict.fromkeys(" ".join(ps[0].title.split()) for ps in chosen))[:most]
+
+
+def names_kinds(options: list[str], question: str, titles: list[str]) -> bool:
+    """Whether ``options`` name kinds of what ``question`` asks about rather than things of that kind: none has a capital
+    letter or a digit (a name or a number says which), more than half share a content word with the question, and none
+    is one of ``titles`` (the documents of the kind, :func:`titled_readings`; all its content words in one). The offline
+    1.5B offered "restaurant chain; fast food restaurant; restaurant" for "How did the fast food chain establish a
+    significant presence in the United States?" over the pages of Jack in the Box and Chipotle Mexican Grill (MTRAG-UN
+    validation half). "lab fee; registration fee" for "How much is the fee?" beside a page titled "Registration fee"
+    names things of the kind; "moose; guinea pig" for "this animal" shares no word with its question."""
+    asked = content_stems(question)
+    return (bool(options) and not any(re.search(r"[A-Z\d]", o) for o in options)
+            and 2 * sum(bool(content_stems(o) & asked) for o in options) > len(options)
+            and not any(content_stems(o) <= content_stems(t) for o in options for t in titles))
+
 _ASKS_MEANING = re.compile(r"\b(?:mean|meant|refer|referring)\b", re.IGNORECASE)
 
 

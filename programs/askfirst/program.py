@@ -10,13 +10,13 @@ from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, divergent_options, named_reading, rarest_word, reading_name,
-                                                   not_readings, repeated_example, ungrounded_options)
+                                                   names_kinds, not_readings, repeated_example, titled_readings, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
 from askfirst.programs.askfirst.standalone import checked_rewrite, mostly_new_words, repeats_earlier_turn, same_words, without_copied_tags
 from askfirst.programs.askfirst.topic_switch import switched_referents
-from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references,
+from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_kind, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
@@ -126,7 +126,9 @@ class AskFirstProgram(dspy.Module):
        words of its instruction's example that nothing it was shown has (``repeated_example``), lists an option twice,
        is the user's own question (``echoed_question``) or asks a question of its own beside its options
        (``no_choice_asked``). The kept options are offered once each, or with fewer than two left, the user is asked for
-       a detail that says which.
+       a detail that says which. When a lexical check asked (a dangling demonstrative, the topic switch, the referent
+       cue) and fewer than two options are left, or only kinds of the thing (``names_kinds``), the titled documents of
+       the kind the question leaves unnamed are offered instead (``titled_readings``).
 
     Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
     instead of asking, repeated an earlier user turn or was mostly new words, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
@@ -140,8 +142,9 @@ class AskFirstProgram(dspy.Module):
     unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
     passages), ``not_readings`` (those dropped as sentences or the question's own words), ``repeated_example`` (the
     example words its question repeated, when it was dropped for them), ``echoed_question`` (whether it was the user's
-    own question) and ``no_choice_asked`` (whether, with two options or more kept, it neither named two nor asked what
-    the user means; these five on a clarification).
+    own question), ``no_choice_asked`` (whether, with two options or more kept, it neither named two nor asked what
+    the user means) and ``titled_options`` (the titled documents offered in place of its options; these six on a
+    clarification).
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,
@@ -178,7 +181,7 @@ class AskFirstProgram(dspy.Module):
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "topic_switch": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None,
-                                  "ungrounded_options": None, "not_readings": None, "repeated_example": None, "echoed_question": None, "no_choice_asked": None, "answering_sentences": None}}
+                                  "ungrounded_options": None, "not_readings": None, "repeated_example": None, "echoed_question": None, "no_choice_asked": None, "titled_options": None, "answering_sentences": None}}
         try:
             return self._answer(question, history, state)
         except StepFailed as exc:
@@ -548,28 +551,52 @@ class AskFirstProgram(dspy.Module):
         else:
             reply = self.responders(route=route, question=question, conversation_history=history, passages_text=passages_text,
                                     passage_ids=[p.passage_id for p in state["evidence"]])
-        options, answer = reply.options, reply.answer
-        if route == "clarify":
-            passages, said = state["evidence"] + state["ranking"], f"{history} {question}"
-            ungrounded, unnamed = ungrounded_options(options, passages, said), not_readings(options, question)
-            kept = list({o.lower(): o for o in options if o not in ungrounded and o not in unnamed}.values())  # once each
-            copied = repeated_example(answer, self.responders.clarify.signature.instructions, passages, f"{said} {' '.join(kept)}")
-            state["extras"]["ungrounded_options"], state["extras"]["not_readings"] = ungrounded, unnamed
-            state["extras"]["repeated_example"] = copied
-            # An option listed twice is no choice: the 1.5B offered "the pet policy" six times (MTRAG-UN training half).
-            repeated = len({o.lower() for o in options}) < len(options)
-            # The user's own question returned as the clarifying one asks nothing: "What documentation is needed to apply
-            # for the loan?" (MTRAG-UN validation half).
-            state["extras"]["echoed_question"] = echoed = same_words(answer, question)
-            state["extras"]["no_choice_asked"] = no_choice = len(kept) >= 2 and not asks_which(answer, kept)
-            if ungrounded or unnamed or copied or repeated or echoed or no_choice:  # not the choice the passages offer: the question that lists them is not asked
-                options = kept
-                answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
+        options, answer = (self._checked_clarification(reply.options, reply.answer, question, history, state, lead=lead)
+                           if route == "clarify" else (reply.options, reply.answer))
         # A responder that already opens with the lead's question ("Which fee do you mean?") is not made to ask it twice.
         answer = f"{lead} {answer}".strip() if lead and not answer.lower().startswith(lead.lower()) else answer
         return Reply(route=route, answer=answer, citations=reply.citations, missing=reply.missing, options=options,
                      label=state["label"], confidence=state["confidence"], p_answerable=state["p_answerable"], **self._shared(state),
                      **state["extras"])
+
+    def _checked_clarification(self, options: list[str], answer: str, question: str, history: str, state: dict, *,
+                               lead: str) -> tuple[list[str], str]:
+        """The clarification responder's ``options`` and question, checked against the passages and the user's words:
+        what it offers that names no reading is dropped, with the question that lists it; with fewer than two readings
+        left, or kinds of the thing, the titled documents of the kind the question leaves unnamed are offered."""
+        passages, said = state["evidence"] + state["ranking"], f"{history} {question}"
+        ungrounded, unnamed = ungrounded_options(options, passages, said), not_readings(options, question)
+        kept = list({o.lower(): o for o in options if o not in ungrounded and o not in unnamed}.values())  # once each
+        copied = repeated_example(answer, self.responders.clarify.signature.instructions, passages, f"{said} {' '.join(kept)}")
+        state["extras"]["ungrounded_options"], state["extras"]["not_readings"] = ungrounded, unnamed
+        state["extras"]["repeated_example"] = copied
+        # An option listed twice is no choice: the 1.5B offered "the pet policy" six times (MTRAG-UN training half).
+        repeated = len({o.lower() for o in options}) < len(options)
+        # The user's own question returned as the clarifying one asks nothing: "What documentation is needed to apply
+        # for the loan?" (MTRAG-UN validation half).
+        state["extras"]["echoed_question"] = echoed = same_words(answer, question)
+        state["extras"]["no_choice_asked"] = no_choice = len(kept) >= 2 and not asks_which(answer, kept)
+        if ungrounded or unnamed or copied or repeated or echoed or no_choice:  # not the choice the passages offer: the question that lists them is not asked
+            options = kept
+            answer = clarifying_question(options) if len(options) >= 2 else "" if lead else UNSAID_CHOICE
+        # Fewer than two readings named, or kinds of the thing: the documents of the kind the question leaves unnamed
+        # are the choice.
+        titled = titled_readings(self._unnamed_kind(state["extras"], question), passages)
+        replace = len(titled) >= 2 and (len(kept) < 2 or names_kinds(kept, question, titled))
+        state["extras"]["titled_options"] = titled if replace else None
+        return (titled, clarifying_question(titled)) if replace else (options, answer)
+
+    @staticmethod
+    def _unnamed_kind(extras: dict, question: str) -> list[str]:
+        """The words that name the kind of thing a clarification asks which one of: a dangling demonstrative phrase's
+        last word ("flag"), the switched topic's words or the referent cue's; empty when no lexical check asked (the
+        assessment's or divergence's clarification) or a pronoun did, which names no kind."""
+        if extras["dangling"]:
+            kind = dangling_kind(extras["dangling"], question)
+            return [kind] if kind else []
+        if extras["topic_switch"] and extras["topic_switch"]["switched"]:
+            return list(extras["topic_switch"]["words"])
+        return list(extras["referent_cue"] or [])
 
     @staticmethod
     def _shared(state: dict) -> dict:

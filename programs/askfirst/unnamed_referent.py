@@ -185,12 +185,27 @@ def dangling_question(words: list[str], question: str = "") -> str:
         return ""
     first = words[0]
     if not _PRONOUN.fullmatch(first):
-        det, *rest = first.split()
-        if _AUXILIARY_BEFORE.search(question[: max(question.find(first), 0)]):
-            rest = list(itertools.takewhile(lambda w: w[:1].isupper(), rest)) or rest
-        return f'What do you mean by "{" ".join([det, *rest])}"?'
+        return f'What do you mean by "{_quoted_phrase(first, question)}"?'
     who = "Who or what" if first.lower() in _PLURAL_PRONOUNS else "What" if first.lower() in _NEUTER_PRONOUNS else "Who"
     return f'{who} do you mean by "{first}"?'
+
+
+def dangling_kind(words: list[str], question: str = "") -> str | None:
+    """The word that names the kind of thing the first demonstrative phrase of ``words`` points at: the last word of the
+    phrase :func:`dangling_question` quotes ("flag" of "this tricolor national flag"), lower-cased; ``None`` for a
+    pronoun, which names no kind, or for no words."""
+    if not words or _PRONOUN.fullmatch(words[0]):
+        return None
+    return _quoted_phrase(words[0], question).split()[-1].lower()
+
+
+def _quoted_phrase(phrase: str, question: str) -> str:
+    """A demonstrative ``phrase`` as a clarification quotes it: cut after its name when the name is the subject of
+    ``question``'s opening auxiliary (see :func:`dangling_question`)."""
+    det, *rest = phrase.split()
+    if _AUXILIARY_BEFORE.search(question[: max(question.find(phrase), 0)]):
+        rest = list(itertools.takewhile(lambda w: w[:1].isupper(), rest)) or rest
+    return " ".join([det, *rest])
 
 
 # The auxiliary that opens a yes/no question, just before its subject: "Does this Medicare cover dental care?"
