@@ -100,10 +100,10 @@ def not_readings(options: list[str], question: str, *, max_name_words: int = 8) 
 def titled_readings(words: list[str], passages: list[Passage], *, most: int = 4) -> list[str]:
     """The titles of the first ``most`` documents among ``passages`` (in their order) whose titles have every one of
     ``words`` (by stem), when two or more do, else of those whose title or text has them: the things of that kind the
-    collection holds, as a clarification's options when the clarification responder named fewer than two. A title
-    that names the kind names one of them ("Flag of France" for "this tricolor national flag"), where a text may only
-    mention it (a swimming page's "red flag"). Untitled documents are passed over (an opening of words names no reading
-    a user would choose by); empty when ``words`` is.
+    collection holds, as a clarification's options when the clarification responder named fewer than two, or only
+    kinds of the thing (:func:`names_kinds`). A title that names the kind names one of them ("Flag of France" for "this
+    tricolor national flag"), where a text may only mention it (a swimming page's "red flag"). Untitled documents are
+    passed over (an opening of words names no reading a user would choose by); empty when ``words`` is.
 
     On MTRAG-UN dev the offline 1.5B offered no option for "this tricolor national flag" over the flags of France and
     Ireland, and only "Pet Policy" for "the pets in the park" over three state parks' pages."""
@@ -131,6 +131,7 @@ def names_kinds(options: list[str], question: str, titles: list[str]) -> bool:
     return (bool(options) and not any(re.search(r"[A-Z\d]", o) for o in options)
             and 2 * sum(bool(content_stems(o) & asked) for o in options) > len(options)
             and not any(content_stems(o) <= content_stems(t) for o in options for t in titles))
+
 
 _ASKS_MEANING = re.compile(r"\b(?:mean|meant|refer|referring)\b", re.IGNORECASE)
 
