@@ -1,6 +1,6 @@
 """What the clarifications of finished eval runs offer, read from their replies (no LM): how many offer a sentence or the
 user's own words as an option (``not_readings``), how many ask a question of their own beside two options or more
-(``asks_which`` false), and how many offer no option at all (the lead alone, or the request for a detail); and how many
+(``asks_which`` false), how many offer no option at all (the lead alone, or the request for a detail), and how many
 offer the titled documents of the kind the question leaves unnamed in place of the responder's options
 (``titled_options``). Each clarification that has one of the first two is printed with ``--list``.
 

@@ -653,6 +653,7 @@ def test_a_clarification_with_fewer_than_two_options_offers_the_titled_documents
     reply, *_ = run(schema_lm, "When is this bursary due?", script=scripted(clarifying_question=one))
     assert reply.titled_options is None and reply.options == ["lab fee"]  # no document of the kind: nothing to offer
 
+
 def test_a_clarification_that_offers_kinds_of_the_thing_offers_the_titled_documents_of_its_kind(schema_lm):
     """The 1.5B offered "restaurant chain; fast food restaurant; restaurant" for "the fast food chain" (MTRAG-UN dev)."""
     chains = ["Jack in the Box", "Chipotle Mexican Grill"]
@@ -666,6 +667,7 @@ def test_a_clarification_that_offers_kinds_of_the_thing_offers_the_titled_docume
     assert reply.route == "clarify" and reply.referent_cue == ["fee"] and reply.options == ["Laboratory fee", "Registration fee"]
     assert reply.titled_options == reply.options and reply.answer == (
         "Which fee do you mean? Your question could be about several things: Laboratory fee; Registration fee. Which one do you mean?")
+
 
 def test_a_clarification_that_is_the_users_own_question_is_not_asked(schema_lm):
     """The 1.5B returned "What documentation is needed to apply for the loan?" as its clarifying question (MTRAG-UN)."""
