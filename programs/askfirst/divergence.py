@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from askfirst.evaluation.answer_metrics import normalize_answer
 from askfirst.programs.askfirst.absent_terms import content_words
-from askfirst.programs.askfirst.key_terms import content_stems, echoes, passage_stems, stem
+from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, passage_stems, stem
 from askfirst.programs.askfirst.question_form import AUXILIARIES
 from askfirst.programs.common.conversation import history_text
 from askfirst.retrieval.bm25 import tokenize
@@ -110,13 +110,15 @@ def titled_readings(words: list[str], passages: list[Passage], *, most: int = 4)
     stems = {stem(w.lower()) for w in words}
     if not stems:
         return []
-    titled: dict[str, list[Passage]] = {}  # each titled document's passages, in order of its first
+    titles: dict[str, str] = {}  # each titled document's title, in the order of its first passage
     for passage in passages:
         if (passage.title or "").strip():
-            titled.setdefault(passage.doc_id, []).append(passage)
-    in_title = [ps for ps in titled.values() if stems <= {stem(t) for t in tokenize(ps[0].title)}]
-    chosen = in_title if len(in_title) >= 2 else [ps for ps in titled.values() if stems <= passage_stems(ps)]
-    return list(dict.fromkeys(" ".join(ps[0].title.split()) for ps in chosen))[:most]
+            titles.setdefault(passage.doc_id, " ".join(passage.title.split()))
+    chosen = [doc for doc, title in titles.items() if stems <= {stem(t) for t in tokenize(title)}]
+    if len(chosen) < 2:  # fewer than two titles name the kind: the documents whose titles or texts have it
+        having = set.intersection(*(documents_with(word, passages) for word in words))
+        chosen = [doc for doc in titles if doc in having]
+    return list(dict.fromkeys(titles[doc] for doc in chosen))[:most]
 
 
 def names_kinds(options: list[str], question: str, titles: list[str]) -> bool:
