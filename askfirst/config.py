@@ -148,9 +148,12 @@ class EvalConfig(ConfigSection):
 class CompileConfig(ConfigSection):
     """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2, or demonstrations alone."""
 
-    optimizer: Literal["gepa", "miprov2", "bootstrap"] = Field(
+    optimizer: Literal["gepa", "miprov2", "bootstrap", "rewrite_demos"] = Field(
         "gepa", description="'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "
-        "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used.")
+        "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used. "
+        "'rewrite_demos' gives the askfirst program's standalone rewrite max_demos of MTRAG's human rewrites (other "
+        "conversations than MTRAG-UN's), the best of num_candidates seeded draws by the recall of the rewrite's search on the "
+        "trainset's follow-ups (objective recall); nothing else changes.")
     max_demos: int = Field(2, ge=0, description="bootstrap (at least 1) and miprov2: bootstrapped demonstrations per predictor (each adds "
                            "its passages to every prompt); miprov2 with 0 optimises instructions only.")
     demos_by_label: bool = Field(False, description="bootstrap: take the trainset in turn by answerability label and keep a run's "
@@ -161,7 +164,8 @@ class CompileConfig(ConfigSection):
     max_metric_calls: int | None = Field(None, ge=1, description="GEPA: explicit metric-call budget (needs auto=null).")
     max_full_evals: int | None = Field(None, ge=1, description="GEPA: budget in full validation passes (needs auto=null).")
     num_trials: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: optimisation trials.")
-    num_candidates: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: instruction/demo candidates.")
+    num_candidates: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: instruction/demo candidates; rewrite_demos: "
+                                       "draws of demonstrations beside the program as it is (default 4).")
     proposer_context: list[Literal["program", "data", "tips", "demos"]] = Field(
         ["program", "data", "tips", "demos"], description="MIPROv2: what its prompt model sees when it proposes an instruction: the "
         "program's source, a summary of the trainset, a random prompting tip, bootstrapped demonstrations. A small prompt model's "

@@ -16,6 +16,8 @@ COLLECTIONS = ("clapnq", "cloud", "fiqa", "govt")
 # Task files call the cloud collection "ibmcloud"; its qrels and passage pool files say "cloud".
 _COLLECTION_ALIASES = {"ibmcloud": "cloud"}
 SYNTHETIC_FILE = "mtrag_synthetic/synthetic.jsonl"
+HUMAN_RETRIEVAL_DIR = "mtrag_human_retrieval_tasks"  # MTRAG's human retrieval tasks: other conversations than MTRAG-UN's
+_USER_TURN = "|user|: "
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -59,6 +61,52 @@ def load_mtrag_synthetic(data_dir: Path) -> list[dspy.Example]:
         found = (by_text.get(" ".join(str(c.get("text", "")).split()), []) for c in rec.get("contexts") or [])
         examples.append(_task_example(rec, {pid: 1 for ids in found for pid in ids}, where=f"{path}:{number}"))
     return examples
+
+
+def load_mtrag_rewrites(data_dir: Path) -> list[dspy.Example]:
+    """MTRAG's human query rewrites of follow-up turns, as labelled examples of the standalone rewrite: per collection,
+    ``<name>_questions.jsonl`` (a task's user turns so far, ``|user|: `` before each) and ``<name>_rewrite.jsonl`` (the
+    last of them rewritten by an annotator to stand alone), joined by task id. First turns are left out (nothing to
+    resolve). These conversations are MTRAG's human set, none of them MTRAG-UN's, so demonstrations drawn from them
+    show the program no MTRAG-UN task.
+
+    Returns:
+        Examples with ``id``, ``collection``, ``conversation_history`` (the earlier user turns as the programs format a
+        history: ``user: …`` a line), ``question`` (the last turn), ``standalone_question`` (the rewrite) and ``changed``
+        (whether the rewrite differs from the turn, case and spacing aside).
+
+    Raises:
+        DataError: A collection's files are missing, a line is malformed (file and line named), or a rewrite has no
+            conversation.
+    """
+    root = data_dir / "mtrag" / HUMAN_RETRIEVAL_DIR
+    examples = []
+    for name in COLLECTIONS:
+        questions_path, rewrites_path = root / name / f"{name}_questions.jsonl", root / name / f"{name}_rewrite.jsonl"
+        turns = {rec.get("_id"): _user_turns(rec, where=f"{questions_path}:{number}") for number, rec in read_jsonl(questions_path)}
+        for number, rec in read_jsonl(rewrites_path):
+            where = f"{rewrites_path}:{number}"
+            said = turns.get(rec.get("_id"))
+            if said is None:
+                raise DataError(f"{where}: task {rec.get('_id')!r} has no conversation in {questions_path}")
+            if len(said) < 2:
+                continue
+            rewrite = str(rec.get("text", "")).removeprefix(_USER_TURN).strip()
+            if not rewrite:
+                raise DataError(f"{where}: the rewrite is empty")
+            examples.append(dspy.Example(
+                id=rec["_id"], collection=name, conversation_history="\n".join(f"user: {t}" for t in said[:-1]), question=said[-1],
+                standalone_question=rewrite, changed=" ".join(rewrite.lower().split()) != " ".join(said[-1].lower().split()),
+            ).with_inputs("conversation_history", "question"))
+    return examples
+
+
+def _user_turns(rec: dict, *, where: str) -> list[str]:
+    text = rec.get("text")
+    if not isinstance(text, str) or "_id" not in rec:
+        raise DataError(f"{where}: a question record has an _id and a text")
+    # A turn may hold line breaks of its own: split where a line starts with the marker.
+    return [turn.strip() for turn in f"\n{text.strip()}".split(f"\n{_USER_TURN}") if turn.strip()]
 
 
 def _task_example(rec: dict, qrels: dict[str, int], *, where: str) -> dspy.Example:

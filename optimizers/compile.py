@@ -21,6 +21,7 @@ from askfirst.optimizers.factory import build_optimizer, mipro_proposer_options
 from askfirst.optimizers.instruction_candidates import read_candidates
 from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import demo_keys, read_program_state
+from askfirst.optimizers.rewrite_demos import rewrite_demo_search
 
 PROGRAM_FILE = "program.json"
 CANDIDATES_SNAPSHOT = "instruction_candidates"  # the compile.instruction_candidates file as the run read it
@@ -43,6 +44,8 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
     cfg = config.compile
     metric = build_objective(cfg.objective, recall_k=cfg.recall_k, judges=judges)
     trainset, valset = scored_by(metric, trainset, "trainset"), scored_by(metric, valset, "valset")
+    if cfg.optimizer == "rewrite_demos":  # no checkpoints: every LM call it made is answered from the DSPy cache on a rerun
+        return rewrite_demo_search(config, program).compile(program, trainset=trainset, valset=valset)
     candidates = None
     if cfg.instruction_candidates and cfg.optimizer == "miprov2":  # build_optimizer refuses them for another optimiser
         path = Path(cfg.instruction_candidates).expanduser()

@@ -7,9 +7,10 @@ def optimisation_curve(compiled) -> list[dict]:
     """One row per optimisation step: ``step``, ``metric_calls`` so far, the step's ``score`` and the best so far.
 
     GEPA (with ``track_stats``) gives one step per accepted candidate, scored on the full valset. MIPROv2 gives
-    one step per trial, scored on a minibatch or the full valset (``full_eval``). Other programs give ``[]``.
+    one step per trial, scored on a minibatch or the full valset (``full_eval``). ``rewrite_demos`` gives one step per
+    candidate on the trainset, then the seed and the kept candidate on the valset. Other programs give ``[]``.
     """
-    rows: list[dict] = []
+    rows: list[dict] = list(getattr(compiled, "search_curve", None) or [])  # rewrite_demos writes its rows itself
     gepa = getattr(compiled, "detailed_results", None)
     if gepa is not None:
         for i, (score, calls) in enumerate(zip(gepa.val_aggregate_scores, gepa.discovery_eval_counts, strict=False)):

@@ -55,16 +55,17 @@ class RecallMetric(_Metric):
         self.name = f"recall@{k}"
 
     @staticmethod
-    def _relevant(gold) -> dict:
+    def relevant(gold) -> dict:
+        """The judged passages of ``gold``: its qrels, else each gold passage at relevance 1."""
         return dict(gold.get("qrels") or {}) or {d: 1 for d in gold.get("gold_passages") or []}
 
     def applies(self, gold) -> bool:
         """Only questions with gold passages: one without them says nothing about retrieval."""
-        return bool(self._relevant(gold))
+        return bool(self.relevant(gold))
 
     def score(self, gold, pred) -> tuple[float, str]:
         rec = _record(gold, pred)
-        relevant = self._relevant(gold)
+        relevant = self.relevant(gold)
         if not relevant:
             raise ValueError(f"recall@{self.k} does not apply to {gold.get('id')!r}: it has no gold passages (check applies() first)")
         top = rec["ranked_docs"][: self.k]

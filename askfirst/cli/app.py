@@ -243,6 +243,7 @@ def runs(
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("mlflow").setLevel(logging.WARNING)  # its store-creation INFO lines are noise here
+    logging.getLogger("askfirst.optimizers").setLevel(logging.INFO)  # a compile's per-candidate scores, as they come
     try:
         app()
     except USER_ERRORS as exc:

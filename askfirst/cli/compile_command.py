@@ -14,7 +14,7 @@ from askfirst.cli.render import augment_progress, index_progress
 
 def compile_(
     config: ConfigOpt = None, set_: SetOpt = None,
-    optimizer: Annotated[str | None, typer.Option(help="gepa, miprov2 or bootstrap (default: compile.optimizer).")] = None,
+    optimizer: Annotated[str | None, typer.Option(help="gepa, miprov2, bootstrap or rewrite_demos (default: compile.optimizer).")] = None,
     objective: Annotated[str | None, typer.Option(help="recall, outcome, both or hm (default: compile.objective).")] = None,
     questions: Annotated[str | None, typer.Option(help="Question set to split into train/validation by conversation.")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions (before splitting).")] = None,

@@ -1,0 +1,91 @@
+"""The askfirst program's standalone rewrite without demonstrations, with a compiled program's, and with draws of MTRAG's
+human rewrites: how well the query it searches ranks, on the MTRAG-UN follow-up tasks of a config's questions that
+have qrels.
+
+Only the rewrite step runs (on its configured LM, as the program calls it, with every rewrite check): each task's
+search query is the program's own (``search_query``), and its ranking the simple stage's one hybrid search. Rows: the
+last user turn as written (MTRAG's baseline without rewriting), the rewrite without demos, the rewrite with the demos
+of ``program.compiled`` (when it has some), and with ``--demos`` human rewrites drawn as ``compile.optimizer=rewrite_demos``
+draws them (``load_mtrag_rewrites``: other conversations than MTRAG-UN's) for each ``--seed``. Differences come with
+paired BCa intervals over tasks against the rewrite without demos. No answer, label or reply is computed.
+
+    ASKFIRST_DATA_DIR=../shared/data python bench/rewrite_demos.py --config bench/askfirst_mtrag.yaml \\
+        --set data.limit=null --set data.split=validation [--set program.compiled=runs/compile-…] [--demos 4 --seed 1 --seed 2] [--out rows.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from askfirst.cli.options import resolve
+from askfirst.datasets.mtrag import load_mtrag_rewrites
+from askfirst.datasets.shared_data import shared_data_dir
+from askfirst.datasets.splits import configured_questions
+from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
+from askfirst.evaluation.stats import paired_bootstrap
+from askfirst.optimizers.feedback_metrics import RecallMetric
+from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, follow_ups_with_qrels, rewrite_rankings
+from askfirst.session import open_session
+
+METRICS = {"nDCG@5": lambda ranked, qrels: ndcg_at_k(ranked, qrels, 5), "Recall@10": lambda ranked, qrels: recall_at_k(ranked, qrels, 10)}
+
+
+def scored(program, tasks: list, *, rewrite: bool = True) -> list[dict]:
+    """Per task, the query searched and its ranking's metrics."""
+    rows = rewrite_rankings(program, tasks, rewrite=rewrite)
+    return [{"id": row["id"], "query": row["query"], **{name: metric(row["ranked"], RecallMetric.relevant(task)) for name, metric in METRICS.items()}}
+            for row, task in zip(rows, tasks)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config")
+    parser.add_argument("--set", dest="set_", action="append", default=[])
+    parser.add_argument("--demos", type=int, default=4, help="demonstrations per draw")
+    parser.add_argument("--seed", type=int, action="append", help="a draw of --demos human rewrites per seed, as compile draws them")
+    parser.add_argument("--out", type=Path, help="every row as JSONL")
+    args = parser.parse_args()
+    config = resolve(args.config, args.set_)
+    session = open_session(config)
+    try:
+        program, tasks = session.program, follow_ups_with_qrels(configured_questions(config))
+        configured = list(program.rewrite.demos)  # a compiled program's (program.compiled), or none
+        variants = {"last turn": scored(program, tasks, rewrite=False)}
+        program.rewrite.demos = []
+        variants["rewrite, no demos"] = scored(program, tasks)
+        if configured:
+            program.rewrite.demos = configured
+            variants[f"rewrite, the compiled program's {len(configured)} demos"] = scored(program, tasks)
+        pool = load_mtrag_rewrites(shared_data_dir(config.data.shared_data_dir))
+        for seed in args.seed or []:
+            program.rewrite.demos = drawn_rewrite_demos(pool, k=args.demos, seed=seed)
+            variants[f"rewrite, {args.demos} human demos drawn with seed {seed}"] = scored(program, tasks)
+        program.rewrite.demos = configured
+    finally:
+        session.close()
+    base = variants["rewrite, no demos"]
+    print(f"\n{len(tasks)} follow-up tasks with qrels ({config.data.split or 'all'}); paired BCa 95% CIs against the rewrite without demos\n")
+    print("| query | " + " | ".join(METRICS) + " | queries unlike the undemonstrated rewrite's |")
+    print("|---|" + "---|" * (len(METRICS) + 1))
+    for name, rows in variants.items():
+        cells = []
+        for metric in METRICS:
+            mean = sum(r[metric] for r in rows) / len(rows)
+            if rows is base:
+                cells.append(f"{mean:.3f}")
+                continue
+            diff, low, high = paired_bootstrap([r[metric] for r in rows], [r[metric] for r in base])
+            cells.append(f"{mean:.3f} ({diff:+.3f} [{low:+.3f}, {high:+.3f}])")
+        moved = sum(r["query"] != b["query"] for r, b in zip(rows, base))
+        print(f"| {name} | " + " | ".join(cells) + f" | {moved} |")
+    if args.out:
+        with args.out.open("w", encoding="utf-8") as handle:
+            for name, rows in variants.items():
+                for row in rows:
+                    handle.write(json.dumps({"variant": name, **row}) + "\n")
+
+
+if __name__ == "__main__":
+    main()

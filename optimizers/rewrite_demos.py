@@ -1,0 +1,149 @@
+"""Demonstrations for the standalone rewrite, drawn from human rewrites of other conversations (MTRAG's human set).
+
+The offline 0.5B rewriter leaves follow-ups such as "How does it work?" as they are, and its compiled instructions or
+bootstrapped demos came from the 1.5B's own poor outputs (bench/RESULTS.md). A labelled rewrite is what a
+demonstration of this step should show, and MTRAG's annotators wrote one for each turn of 110 conversations that
+MTRAG-UN does not have.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import defaultdict
+
+import dspy
+
+from askfirst.config import ConfigError
+from askfirst.datasets.errors import DataError
+from askfirst.datasets.mtrag import load_mtrag_rewrites
+from askfirst.datasets.shared_data import shared_data_dir
+from askfirst.evaluation.retrieval_metrics import recall_at_k, unique_in_order
+from askfirst.optimizers.feedback_metrics import RecallMetric
+from askfirst.programs.common.conversation import question_and_history
+
+logger = logging.getLogger(__name__)
+
+# A demonstration's prompt share stays small: the rewrite runs on the 0.5B with the conversation of every task.
+MAX_HISTORY_CHARS = 400
+
+
+def drawn_rewrite_demos(pool: list[dspy.Example], *, k: int, seed: int) -> list[dspy.Example]:
+    """``k`` labelled rewrites from ``pool`` (``load_mtrag_rewrites``), seeded: only rewrites that change their turn, of
+    a history up to ``MAX_HISTORY_CHARS``, taken from each collection in turn so the demos span the domains.
+
+    Returns:
+        Examples with exactly the rewrite Signature's fields, as a compiled program's demos are saved.
+    """
+    by_collection: dict[str, list[dspy.Example]] = defaultdict(list)
+    for example in pool:
+        if example.changed and len(example.conversation_history) <= MAX_HISTORY_CHARS:
+            by_collection[example.collection].append(example)
+    rng = random.Random(seed)
+    for name in sorted(by_collection):
+        rng.shuffle(by_collection[name])
+    queues = [by_collection[name] for name in sorted(by_collection)]
+    drawn: list[dspy.Example] = []
+    while len(drawn) < k and any(queues):
+        for queue in queues:
+            if queue and len(drawn) < k:
+                drawn.append(queue.pop())
+    return [dspy.Example(conversation_history=e.conversation_history, question=e.question, standalone_question=e.standalone_question)
+            for e in drawn]
+
+
+def follow_ups_with_qrels(examples: list[dspy.Example]) -> list[dspy.Example]:
+    """The examples whose last turn follows earlier ones and that have judged passages (qrels, else gold passages, as
+    the recall objective reads them): the tasks a rewrite's search is scored on."""
+    return [e for e in examples if RecallMetric.relevant(e) and len(e.conversation) > 1]
+
+
+def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite: bool = True) -> list[dict]:
+    """Per task, the query the askfirst ``program`` searches (its rewrite with every check; the last turn as written without
+    ``rewrite``) and the document ids of its simple stage's one hybrid search, ``k`` deep. Only the rewrite step's LM runs.
+
+    Returns:
+        ``[{"id", "query", "ranked"}]`` in the order of ``tasks``.
+    """
+    settings = program.program_config
+    rows = []
+    for task in tasks:
+        question, history, _ = question_and_history(task.conversation, max_question_chars=settings.max_question_chars,
+                                                    history_turns=settings.history_turns)
+        query = program.search_query(question, history) if rewrite else question
+        rows.append({"id": task.id, "query": query, "ranked": unique_in_order([p.doc_id for p in program.resources.search([query], k)])})
+    return rows
+
+
+class RewriteDemoSearch:
+    """Random search over draws of labelled rewrite demonstrations for the askfirst program's ``rewrite`` step.
+
+    Candidate 0 is the program as it is (its rewrite's own demos, none uncompiled); candidates 1 to ``draws`` are
+    ``drawn_rewrite_demos`` with seeds ``seed + 1`` on. Each is scored by the Recall@``recall_k`` of its rewrite's one
+    hybrid search over the trainset's follow-ups with qrels (only the rewrite step's LM runs, so a draw costs a few
+    minutes, not a whole program run), and the best is kept; a tie keeps the earlier, so the seed stands unless a draw
+    beats it. The kept candidate and the seed are then scored on the valset's follow-ups, for the curve only.
+    Instructions are never changed.
+
+    Args:
+        pool: Labelled rewrites (``load_mtrag_rewrites``).
+        k: Demonstrations per draw.
+    """
+
+    def __init__(self, *, pool: list[dspy.Example], k: int, draws: int, seed: int = 0, recall_k: int = 10):
+        self.pool, self.k, self.draws, self.seed, self.recall_k = pool, k, draws, seed, recall_k
+
+    def mean_recall(self, program, tasks: list[dspy.Example]) -> float:
+        rows = rewrite_rankings(program, tasks, k=self.recall_k)
+        return sum(recall_at_k(row["ranked"], RecallMetric.relevant(task), self.recall_k) for row, task in zip(rows, tasks)) / len(tasks)
+
+    def compile(self, program, *, trainset: list, valset: list):
+        """``program``'s copy with the best candidate's demos on its rewrite step, and ``search_curve`` (one row per
+        candidate on the trainset, then the seed and the kept one on the valset).
+
+        Raises:
+            DataError: The trainset has no follow-up with qrels to score a rewrite on.
+        """
+        train, val = follow_ups_with_qrels(trainset), follow_ups_with_qrels(valset)
+        if not train:
+            raise DataError(f"none of the {len(trainset)} trainset questions is a follow-up with qrels: nothing to score a rewrite's search on")
+        student = program.deepcopy()
+        candidates = [list(student.rewrite.demos)] + [drawn_rewrite_demos(self.pool, k=self.k, seed=self.seed + i) for i in range(1, self.draws + 1)]
+        curve, best, best_score = [], 0, float("-inf")
+        for step, demos in enumerate(candidates):
+            student.rewrite.demos = demos
+            score = self.mean_recall(student, train)
+            if score > best_score:
+                best, best_score = step, score
+            curve.append({"step": step, "metric_calls": len(train) * (step + 1), "score": score, "full_eval": False,
+                          "demos": len(demos), "scored_on": "trainset"})
+            logger.info("rewrite demos: candidate %d of %d (%d demos), trainset recall@%d %.3f", step, len(candidates) - 1, len(demos),
+                        self.recall_k, score)
+        for step, which in ((len(candidates), 0), (len(candidates) + 1, best)) if val else ():
+            student.rewrite.demos = candidates[which]
+            curve.append({"step": step, "metric_calls": len(train) * len(candidates) + len(val) * (step - len(candidates) + 1),
+                          "score": self.mean_recall(student, val), "full_eval": True, "demos": len(candidates[which]),
+                          "scored_on": "valset", "candidate": which})
+            logger.info("rewrite demos: candidate %d, valset recall@%d %.3f", which, self.recall_k, curve[-1]["score"])
+        student.rewrite.demos = candidates[best]
+        student.search_curve = curve
+        return student
+
+
+def rewrite_demo_search(config, program) -> RewriteDemoSearch:
+    """The search ``compile.optimizer=rewrite_demos`` runs on ``program``, from the config's ``compile`` section: draws of
+    ``max_demos`` demonstrations, ``num_candidates`` of them (default 4), scored by ``recall_k``.
+
+    Raises:
+        ConfigError: The objective is not ``recall``, ``max_demos`` is 0, or the program has no rewrite step.
+        DataError: The shared data has no MTRAG human rewrites.
+    """
+    cfg = config.compile
+    if cfg.objective != "recall":
+        raise ConfigError(f"compile.optimizer=rewrite_demos scores the rewrite's search by recall: it needs compile.objective=recall, not {cfg.objective}")
+    if cfg.max_demos < 1:
+        raise ConfigError("compile.optimizer=rewrite_demos adds demonstrations only: compile.max_demos must be at least 1")
+    if getattr(program, "rewrite", None) is None:
+        raise ConfigError("compile.optimizer=rewrite_demos compiles the standalone rewrite: it needs program.kind=askfirst with askfirst.standalone on")
+    pool = load_mtrag_rewrites(shared_data_dir(config.data.shared_data_dir))
+    return RewriteDemoSearch(pool=pool, k=cfg.max_demos, draws=cfg.num_candidates or 4, seed=config.seed, recall_k=cfg.recall_k)
