@@ -12,6 +12,7 @@ from pathlib import Path
 import dspy
 
 import askfirst
+from askfirst.run_dir import write_atomic
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
@@ -101,11 +102,16 @@ def scored_by(metric, examples: list, what: str) -> list:
     return kept
 
 
-def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
+def save_compiled(program: dspy.Module, run_dir: Path, *, seed: dspy.Module | None = None) -> Path:
     """Save the optimised instructions and demos as DSPy state JSON (never pickle) beside the run's config.yaml.
 
     Per-step LMs are left out: the config rebuilds them, and a saved llama.cpp engine would name a local
     class that DSPy (rightly) refuses to import from a file.
+
+    Args:
+        seed: The program the compile started from. Given, a predictor whose instruction and demos are the seed's is
+            left out of the file, so it names only what the compile changed and loads into the program with other
+            stages switched off (a compile that changed nothing saves no predictor).
     """
     path = run_dir / PROGRAM_FILE
     lms = {name: predictor.lm for name, predictor in program.named_predictors()}
@@ -118,7 +124,17 @@ def save_compiled(program: dspy.Module, run_dir: Path) -> Path:
     finally:
         for name, predictor in program.named_predictors():
             predictor.lm = lms[name]
+    if seed is not None:
+        before, after = ({name: _prompt_state(p) for name, p in m.named_predictors()} for m in (seed, program))
+        state = json.loads(path.read_text(encoding="utf-8"))
+        kept = {name: value for name, value in state.items() if name == "metadata" or before.get(name) != after.get(name)}
+        write_atomic(path, json.dumps(kept, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def _prompt_state(predictor: dspy.Predict) -> tuple[str, list]:
+    """What a compile may change in a step: its instruction and its demos (as saved)."""
+    return predictor.signature.instructions, [dict(demo_fields(demo, predictor)) for demo in predictor.demos]
 
 
 def demo_fields(demo, predictor: dspy.Predict):
@@ -169,13 +185,16 @@ def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:
     """Load compiled state (JSON) into a program built from the same config.
 
     Only instructions and demos are taken from the file, checked against the program's own predictors
-    (``optimizers/program_state.py``); each step keeps the LM its config gave it.
+    (``optimizers/program_state.py``); each step keeps the LM its config gave it, and a step the file does not name
+    keeps its prompt.
 
     Raises:
         ProgramStateError: The file holds anything else, or does not fit the program.
     """
     states = read_program_state(program_state_path(path), program)
     for name, predictor in program.named_predictors():
+        if name not in states:  # a step the compile did not change keeps its own prompt
+            continue
         lm = predictor.lm
         predictor.load_state(states[name])
         predictor.lm = lm

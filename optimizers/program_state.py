@@ -87,10 +87,13 @@ def _predictor_state(state, predictor: dspy.Predict, where: str) -> dict:
 
 
 def read_program_state(path: Path, program: dspy.Module) -> dict[str, dict]:
-    """The checked state of every predictor of ``program`` from the JSON at ``path``.
+    """The checked state of each predictor of ``program`` that the JSON at ``path`` names.
+
+    A compile saves only the predictors it changed (``save_compiled``), so a compiled program loads into its program
+    with other stages switched on or off; a predictor the file does not name keeps its own instruction and demos.
 
     Raises:
-        ProgramStateError: Not JSON, not an object, a missing or unknown predictor, or any key beyond the
+        ProgramStateError: Not JSON, not an object, a predictor this program does not have, or any key beyond the
             instructions and demos a predictor of this program can hold (the message names it).
     """
     try:
@@ -103,9 +106,8 @@ def read_program_state(path: Path, program: dspy.Module) -> dict[str, dict]:
     if not isinstance(state.get("metadata", {}), dict):
         raise ProgramStateError(f"{path}: metadata must be an object")
     saved = {k: v for k, v in state.items() if k != "metadata"}
-    unknown, missing = sorted(set(saved) - set(predictors)), sorted(set(predictors) - set(saved))
-    if unknown or missing:
-        raise ProgramStateError(f"{path} does not fit this program: " + "; ".join(
-            part for part in (f"unknown predictor(s) {unknown}" if unknown else "", f"missing predictor(s) {missing}" if missing else "") if part)
-            + f". Its predictors: {sorted(predictors)} (was it compiled with another program.kind or switches?)")
-    return {name: _predictor_state(saved[name], predictors[name], f"{path.name}: {name}") for name in predictors}
+    unknown = sorted(set(saved) - set(predictors))
+    if unknown:
+        raise ProgramStateError(f"{path} does not fit this program: unknown predictor(s) {unknown}. Its predictors: {sorted(predictors)} "
+                                "(was it compiled with another program.kind or switches? program.compiled=none runs it uncompiled)")
+    return {name: _predictor_state(saved[name], predictors[name], f"{path.name}: {name}") for name in predictors if name in saved}

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from askfirst.cli.app import main
-from tests.conftest import SchemaFollowingEngine, configure_with
+from tests.conftest import ListRetriever, SchemaFollowingEngine, configure_with
 
 SCRIPT = {
     "queries": {"queries": ["tuition fee amount"]},
@@ -175,8 +175,14 @@ def test_the_askfirst_program_compiles_on_the_training_half_alone(monkeypatch, c
     shown = json.loads((run_dir / "trainset.json").read_text())  # shipped beside the program: what it was shown
     assert shown["compile_split"] == "train" and (shown["trainset"]["n"], shown["valset"]["n"]) == (n_train, n_val)
     assert set(shown["trainset"]["ids"]) | set(shown["valset"]["ids"]) == {e.id for e in seen}
+    from askfirst.optimizers.curves import instructions
+    from askfirst.programs.factory import build_program
+
+    # The optimiser is offered every enabled stage's predictors; the file names those it changed.
+    offered = instructions(build_program(config, ListRetriever()))
+    assert {"rewrite", "assess", "passage_answers", "expand", "responders"} <= {name.split(".")[0] for name in offered}
     state = json.loads((run_dir / "program.json").read_text())
-    assert {"rewrite", "assess", "passage_answers", "expand", "responders"} <= {name.split(".")[0] for name in state}  # every enabled stage's predictors
+    assert set(state) - {"metadata"} <= set(offered)
 
 
 def test_serve_rebuilds_each_compiled_run_from_its_own_config(monkeypatch, capsys, tmp_path, fake_lm, retriever):

@@ -55,13 +55,32 @@ def test_a_predictor_config_that_would_redirect_the_lm_is_refused(saved, retriev
     (lambda s: s["responders.complete"]["demos"].append({"question": "q", "secret": "x"}), r"\['secret'\] are not fields"),
     (lambda s: s["router.classify"]["signature"].__setitem__("instructions", ["not", "text"]), "must be text"),
     (lambda s: s.__setitem__("made_up.predict", {"signature": {}}), r"unknown predictor\(s\) \['made_up.predict'\]"),
-    (lambda s: s.pop("router.classify"), r"missing predictor\(s\) \['router.classify'\]"),
 ])
 def test_anything_beyond_instructions_and_demos_is_refused_by_name(saved, retriever, mutate, message):
     path, state = saved
     mutate(state)
     with pytest.raises(ProgramStateError, match=message):
         load_compiled(_program(retriever), _write(path, state))
+
+
+def test_a_state_naming_some_predictors_loads_them_and_leaves_the_others_as_they_are(saved, retriever):
+    path, state = saved
+    del state["router.classify"]
+    fresh = _program(retriever)
+    own = fresh.router.classify.signature.instructions
+    load_compiled(fresh, _write(path, state))
+    assert fresh.router.classify.signature.instructions == own and fresh.responders.complete.demos[0]["answer"] == "a"
+
+
+def test_saved_against_its_seed_a_compiled_program_names_only_the_steps_it_changed(tmp_path, retriever):
+    seed, compiled = _program(retriever), _program(retriever)
+    compiled.responders.complete.demos = [{"question": "q", "answer": "a"}]
+    state = json.loads(save_compiled(compiled, tmp_path, seed=seed).read_text())
+    assert set(state) == {"responders.complete", "metadata"} and state["metadata"]["dependency_versions"]
+    (tmp_path / "unchanged").mkdir()
+    assert set(json.loads(save_compiled(seed, tmp_path / "unchanged", seed=_program(retriever)).read_text())) == {"metadata"}
+    load_compiled(seed, tmp_path)
+    assert seed.responders.complete.demos[0]["answer"] == "a"
 
 
 def test_program_compiled_loads_the_state_as_the_program_is_built(saved, retriever):
