@@ -90,7 +90,7 @@ def _copy_source(target: Path) -> Path:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("setuptools") is None, reason="setuptools is not installed (it comes with the dev extra)")
-def test_the_wheel_holds_every_module_the_configs_and_the_demo_data(tmp_path):
+def test_the_wheel_holds_every_module_the_configs_the_compiled_programs_and_the_demo_data(tmp_path):
     src = _copy_source(tmp_path / "src")
     out = tmp_path / "dist"
     code = f"from setuptools import build_meta; print(build_meta.build_wheel({str(out)!r}))"
@@ -102,6 +102,8 @@ def test_the_wheel_holds_every_module_the_configs_and_the_demo_data(tmp_path):
         expected |= {f"askfirst/{folder}/{p.relative_to(REPO / folder).as_posix()}" for p in (REPO / folder).rglob("*.py")}
     expected |= {f"askfirst/configs/{p.name}" for p in (REPO / "askfirst" / "configs").glob("*.yaml")}
     expected |= {f"askfirst/datasets/demo/{p.name}" for p in (REPO / "datasets" / "demo").glob("*.jsonl")}
-    assert {"askfirst/serve/app.py", "askfirst/configs/demo.yaml", "askfirst/datasets/demo/corpus.jsonl"} <= expected
+    expected |= {f"askfirst/{p.relative_to(REPO / 'askfirst').as_posix()}" for p in (REPO / "askfirst" / "compiled").glob("*/*")}
+    assert {"askfirst/serve/app.py", "askfirst/configs/demo.yaml", "askfirst/datasets/demo/corpus.jsonl",
+            "askfirst/compiled/mtrag-rewrite-demos/program.json"} <= expected
     missing = sorted(e for e in expected if "__pycache__" not in e and e not in names)
     assert not missing, f"the wheel lacks {missing}: add their packages to [tool.setuptools] in pyproject.toml"

@@ -5,7 +5,7 @@ import json
 import dspy
 import pytest
 
-from askfirst.config import ConfigError, load_config
+from askfirst.config import ConfigError, builtin_config_path, load_config
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.mtrag import COLLECTIONS, HUMAN_RETRIEVAL_DIR, load_mtrag_rewrites
 from askfirst.datasets.shared_data import shared_data_dir
@@ -168,3 +168,50 @@ def test_rewrite_demos_needs_recall_demos_and_a_rewrite_step(tmp_path, monkeypat
     monkeypatch.delenv("ASKFIRST_DATA_DIR", raising=False)
     with pytest.raises(ConfigError, match=message):
         compiled_with(tmp_path, DemoAwareEngine(), override)
+
+
+SHIPPED = "askfirst:mtrag-rewrite-demos"
+
+
+@pytest.mark.parametrize("overrides", [[], ["askfirst.ambiguity=off", "askfirst.escalation=false"], ["askfirst.mode=answer_all"]])
+def test_the_shipped_rewrite_demos_load_into_the_askfirst_program_with_its_stages_on_or_off(retriever, overrides):
+    from askfirst.programs.factory import build_program
+
+    program = build_program(load_config(builtin_config_path("demo"), overrides=[f"program.compiled={SHIPPED}", *overrides]), retriever)
+    assert len(program.rewrite.demos) == 4 and all(d["standalone_question"] for d in program.rewrite.demos)
+    plain = build_program(load_config(builtin_config_path("demo"), overrides=["program.compiled=none", *overrides]), retriever)
+    assert plain.rewrite.demos == [] and program.assess.signature.instructions == plain.assess.signature.instructions
+
+
+def test_the_shipped_rewrite_demos_are_refused_by_a_program_without_the_rewrite(retriever):
+    from askfirst.optimizers.program_state import ProgramStateError
+    from askfirst.programs.factory import build_program
+
+    with pytest.raises(ProgramStateError, match=r"unknown predictor\(s\) \['rewrite'\].*program.compiled=none"):
+        build_program(load_config(builtin_config_path("demo"), overrides=[f"program.compiled={SHIPPED}", "askfirst.standalone=false"]), retriever)
+
+
+def test_the_shipped_program_comes_with_its_config_training_set_curve_and_diff():
+    from askfirst.optimizers.compile import SHIPPED_DIR
+
+    folder = SHIPPED_DIR / SHIPPED.removeprefix("askfirst:")
+    assert {p.name for p in folder.iterdir()} >= {"program.json", "config.yaml", "trainset.json", "curve.json", "instructions.diff"}
+    assert set(json.loads((folder / "program.json").read_text())) == {"rewrite", "metadata"}  # the one step it changed
+    shown = json.loads((folder / "trainset.json").read_text())
+    assert shown["compile_split"] == "train" and shown["objective"] == "recall"  # MTRAG-UN's training half only
+    config = load_config(folder / "config.yaml")
+    assert (config.compile.optimizer, config.compile.max_demos, config.runs_dir) == ("rewrite_demos", 4, "runs")
+    curve = json.loads((folder / "curve.json").read_text())
+    kept = curve[-1]["candidate"]
+    assert curve[kept]["score"] == max(row["score"] for row in curve if row["scored_on"] == "trainset")
+
+
+@pytest.mark.skipif(not (DATA / "mtrag").is_dir(), reason=f"shared MTRAG data not found at {DATA} (set ASKFIRST_DATA_DIR)")
+def test_the_shipped_program_was_never_shown_a_validation_half_task():
+    from askfirst.datasets.splits import configured_questions
+    from askfirst.optimizers.compile import SHIPPED_DIR
+
+    folder = SHIPPED_DIR / SHIPPED.removeprefix("askfirst:")
+    shown = json.loads((folder / "trainset.json").read_text())
+    validation = {e.id for e in configured_questions(load_config("bench/askfirst_mtrag.yaml", overrides=["data.limit=null"]), split="validation")}
+    assert validation and not (set(shown["trainset"]["ids"]) | set(shown["valset"]["ids"])) & validation
