@@ -12,7 +12,6 @@ from pathlib import Path
 import dspy
 
 import askfirst
-from askfirst.run_dir import write_atomic
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
@@ -23,6 +22,7 @@ from askfirst.optimizers.instruction_candidates import read_candidates
 from askfirst.optimizers.objectives import build_objective
 from askfirst.optimizers.program_state import demo_keys, read_program_state
 from askfirst.optimizers.rewrite_demos import rewrite_demo_search
+from askfirst.run_dir import write_atomic
 
 PROGRAM_FILE = "program.json"
 CANDIDATES_SNAPSHOT = "instruction_candidates"  # the compile.instruction_candidates file as the run read it

@@ -85,6 +85,8 @@ def compile_(
     finally:
         session.close()
     changed = sum(1 for line in diff.splitlines() if line.startswith("+++"))
-    console.print(f"compiled program: {path}  ({changed} instruction(s) changed; see {run_dir / 'instructions.diff'}; {counter.count} LM calls, "
+    steps = sorted(set(json.loads(path.read_text(encoding="utf-8"))) - {"metadata"})  # the file names the steps it changed
+    console.print(f"compiled program: {path}  ({len(steps)} step(s) changed{': ' + ', '.join(steps) if steps else ''}; "
+                  f"{changed} instruction(s), see {run_dir / 'instructions.diff'}; {counter.count} LM calls, "
                   f"{tokens_in} input and {tokens_out} output tokens)\n"
                   f"evaluate it with: askfirst eval --config {run_dir / 'config.yaml'} --program {run_dir} --set data.split=validation")
