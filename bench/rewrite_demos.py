@@ -58,7 +58,7 @@ def main() -> None:
         if configured:
             program.rewrite.demos = configured
             variants[f"rewrite, the compiled program's {len(configured)} demos"] = scored(program, tasks)
-        pool = load_mtrag_rewrites(shared_data_dir(config.data.shared_data_dir))
+        pool = load_mtrag_rewrites(shared_data_dir(config.data.shared_data_dir)) if args.seed else []
         for seed in args.seed or []:
             program.rewrite.demos = drawn_rewrite_demos(pool, k=args.demos, seed=seed)
             variants[f"rewrite, {args.demos} human demos drawn with seed {seed}"] = scored(program, tasks)
