@@ -20,9 +20,15 @@ def interleaved_by_label(examples: list) -> list:
     """``examples`` taken in turn by gold ``answerability`` (one of each label, then again), labels in the order
     they first appear and each label's examples in their own order; an example without a label is a group of its own.
     """
+    return interleaved(examples, key=lambda example: str(example.get("answerability")))
+
+
+def interleaved(examples: list, *, key) -> list:
+    """``examples`` taken in turn by ``key(example)`` (one of each group, then again), groups in the order they first
+    appear and each group's examples in their own order."""
     groups: dict[str, list] = {}
     for example in examples:
-        groups.setdefault(str(example.get("answerability")), []).append(example)
+        groups.setdefault(key(example), []).append(example)
     longest = max((len(group) for group in groups.values()), default=0)
     return [group[i] for i in range(longest) for group in groups.values() if i < len(group)]
 

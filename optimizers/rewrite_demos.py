@@ -19,6 +19,7 @@ from askfirst.datasets.errors import DataError
 from askfirst.datasets.mtrag import load_mtrag_rewrites
 from askfirst.datasets.shared_data import shared_data_dir
 from askfirst.evaluation.retrieval_metrics import recall_at_k, unique_in_order
+from askfirst.optimizers.demo_selection import interleaved
 from askfirst.optimizers.feedback_metrics import RecallMetric
 from askfirst.programs.common.conversation import question_and_history
 
@@ -40,14 +41,11 @@ def drawn_rewrite_demos(pool: list[dspy.Example], *, k: int, seed: int) -> list[
         if example.changed and len(example.conversation_history) <= MAX_HISTORY_CHARS:
             by_collection[example.collection].append(example)
     rng = random.Random(seed)
+    shuffled = []
     for name in sorted(by_collection):
         rng.shuffle(by_collection[name])
-    queues = [by_collection[name] for name in sorted(by_collection)]
-    drawn: list[dspy.Example] = []
-    while len(drawn) < k and any(queues):
-        for queue in queues:
-            if queue and len(drawn) < k:
-                drawn.append(queue.pop())
+        shuffled += reversed(by_collection[name])  # read from its end: the order the shipped draw was made in
+    drawn = interleaved(shuffled, key=lambda example: example.collection)[:k]
     return [dspy.Example(conversation_history=e.conversation_history, question=e.question, standalone_question=e.standalone_question)
             for e in drawn]
 
