@@ -153,13 +153,18 @@ class CompileConfig(ConfigSection):
         "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used. "
         "'rewrite_demos' gives the askfirst program's standalone rewrite max_demos of MTRAG's human rewrites (other "
         "conversations than MTRAG-UN's), the best of num_candidates seeded draws by the recall of the rewrite's search on the "
-        "trainset's follow-ups (objective recall); nothing else changes.")
+        "trainset's follow-ups (objective recall, or gated_recall: see objective); nothing else changes.")
     max_demos: int = Field(2, ge=0, description="bootstrap (at least 1) and miprov2: bootstrapped demonstrations per predictor (each adds "
                            "its passages to every prompt); miprov2 with 0 optimises instructions only.")
     demos_by_label: bool = Field(False, description="bootstrap: take the trainset in turn by answerability label and keep a run's "
                                  "demonstrations only if every answerability label its steps wrote is the gold one, so the demos show "
                                  "each label, each one right; with 4 labels, set max_demos to 4 to see them all.")
-    objective: Literal["recall", "outcome", "both", "hm", "str_em"] = Field("recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean; 'str_em' ambiguous questions' STR-EM.")
+    objective: Literal["recall", "outcome", "both", "hm", "str_em", "gated_recall"] = Field(
+        "recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean; "
+        "'str_em' ambiguous questions' STR-EM. 'gated_recall' (rewrite_demos only) scores the rewrite's query as the program's "
+        "retrieval gate (askfirst.min_top_cosine) takes it: a follow-up with qrels its recall@k if the gate lets it through, else "
+        "0; an UNANSWERABLE follow-up 1 if the gate stops it, else 0 (a rewrite that finds more for every query also lets "
+        "unanswerable ones past the gate, bench/RESULTS.md).")
     auto: Literal["light", "medium", "heavy"] | None = Field("light", description="Budget preset; set null to use max_metric_calls / max_full_evals.")
     max_metric_calls: int | None = Field(None, ge=1, description="GEPA: explicit metric-call budget (needs auto=null).")
     max_full_evals: int | None = Field(None, ge=1, description="GEPA: budget in full validation passes (needs auto=null).")

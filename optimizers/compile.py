@@ -43,10 +43,10 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
         use_mlflow: GEPA logs per-iteration scores into the active MLflow run.
     """
     cfg = config.compile
+    if cfg.optimizer == "rewrite_demos":  # no checkpoints: every LM call it made is answered from the DSPy cache on a rerun
+        return rewrite_demo_search(config, program).compile(program, trainset=trainset, valset=valset)  # it picks the tasks it scores
     metric = build_objective(cfg.objective, recall_k=cfg.recall_k, judges=judges)
     trainset, valset = scored_by(metric, trainset, "trainset"), scored_by(metric, valset, "valset")
-    if cfg.optimizer == "rewrite_demos":  # no checkpoints: every LM call it made is answered from the DSPy cache on a rerun
-        return rewrite_demo_search(config, program).compile(program, trainset=trainset, valset=valset)
     candidates = None
     if cfg.instruction_candidates and cfg.optimizer == "miprov2":  # build_optimizer refuses them for another optimiser
         path = Path(cfg.instruction_candidates).expanduser()

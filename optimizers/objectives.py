@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dspy
 
+from askfirst.config import ConfigError
 from askfirst.optimizers.feedback_metrics import HMMetric, OutcomeMetric, RecallMetric, StrEMMetric, _Metric
 
 
@@ -55,5 +56,7 @@ def build_objective(objective: str, *, recall_k: int = 10, judges=None) -> _Metr
         return StrEMMetric()
     if objective == "both":
         return MeanOfMetrics(RecallMetric(k=recall_k), OutcomeMetric())
+    if objective == "gated_recall":
+        raise ConfigError("compile.objective=gated_recall scores a rewrite's search through the retrieval gate: it needs compile.optimizer=rewrite_demos")
     raise ValueError(f"unknown objective {objective!r}")
 

@@ -50,10 +50,12 @@ def drawn_rewrite_demos(pool: list[dspy.Example], *, k: int, seed: int) -> list[
             for e in drawn]
 
 
-def follow_ups_with_qrels(examples: list[dspy.Example]) -> list[dspy.Example]:
+def follow_ups_with_qrels(examples: list[dspy.Example], *, unanswerable: bool = False) -> list[dspy.Example]:
     """The examples whose last turn follows earlier ones and that have judged passages (qrels, else gold passages, as
-    the recall objective reads them): the tasks a rewrite's search is scored on."""
-    return [e for e in examples if RecallMetric.relevant(e) and len(e.conversation) > 1]
+    the recall objective reads them): the tasks a rewrite's search is scored on; with ``unanswerable``, the UNANSWERABLE
+    follow-ups without them too (``gated_recall`` scores whether the gate stops them)."""
+    return [e for e in examples if len(e.conversation) > 1
+            and (RecallMetric.relevant(e) or (unanswerable and e.get("answerability") == "UNANSWERABLE"))]
 
 
 def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite: bool = True) -> list[dict]:
@@ -61,7 +63,8 @@ def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite
     ``rewrite``) and the document ids of its simple stage's one hybrid search, ``k`` deep. Only the rewrite step's LM runs.
 
     Returns:
-        ``[{"id", "query", "ranked"}]`` in the order of ``tasks``.
+        ``[{"id", "query", "ranked", "top_cosine"}]`` in the order of ``tasks``; ``top_cosine`` is the retrieval gate's
+        signal for the query (``None`` without a dense index).
     """
     settings = program.program_config
     rows = []
@@ -69,7 +72,8 @@ def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite
         question, history, _ = question_and_history(task.conversation, max_question_chars=settings.max_question_chars,
                                                     history_turns=settings.history_turns)
         query = program.search_query(question, history) if rewrite else question
-        rows.append({"id": task.id, "query": query, "ranked": unique_in_order([p.doc_id for p in program.resources.search([query], k)])})
+        rows.append({"id": task.id, "query": query, "ranked": unique_in_order([p.doc_id for p in program.resources.search([query], k)]),
+                     "top_cosine": program.top_cosine(query)})
     return rows
 
 
@@ -86,14 +90,29 @@ class RewriteDemoSearch:
     Args:
         pool: Labelled rewrites (``load_mtrag_rewrites``).
         k: Demonstrations per draw.
+        gate: Score through this retrieval gate (``compile.objective=gated_recall``): a follow-up whose query's top
+            cosine is below it scores 0 recall (the program says "I don't know"), and UNANSWERABLE follow-ups are scored
+            too, 1 if the gate stops them. ``None``: plain recall.
     """
 
-    def __init__(self, *, pool: list[dspy.Example], k: int, draws: int, seed: int = 0, recall_k: int = 10):
-        self.pool, self.k, self.draws, self.seed, self.recall_k = pool, k, draws, seed, recall_k
+    def __init__(self, *, pool: list[dspy.Example], k: int, draws: int, seed: int = 0, recall_k: int = 10, gate: float | None = None):
+        self.pool, self.k, self.draws, self.seed, self.recall_k, self.gate = pool, k, draws, seed, recall_k, gate
 
-    def mean_recall(self, program, tasks: list[dspy.Example]) -> float:
+    @property
+    def score_name(self) -> str:
+        return f"{'gated ' if self.gate is not None else ''}recall@{self.recall_k}"
+
+    def task_score(self, row: dict, task: dspy.Example) -> float:
+        """One follow-up's score from its ``rewrite_rankings`` row."""
+        relevant = RecallMetric.relevant(task)
+        stopped = self.gate is not None and row["top_cosine"] is not None and row["top_cosine"] < self.gate
+        if not relevant:  # an UNANSWERABLE follow-up: the gate's "I don't know" is the right reply
+            return float(stopped)
+        return 0.0 if stopped else recall_at_k(row["ranked"], relevant, self.recall_k)
+
+    def mean_score(self, program, tasks: list[dspy.Example]) -> float:
         rows = rewrite_rankings(program, tasks, k=self.recall_k)
-        return sum(recall_at_k(row["ranked"], RecallMetric.relevant(task), self.recall_k) for row, task in zip(rows, tasks)) / len(tasks)
+        return sum(self.task_score(row, task) for row, task in zip(rows, tasks)) / len(tasks)
 
     def compile(self, program, *, trainset: list, valset: list):
         """``program``'s copy with the best candidate's demos on its rewrite step, and ``search_curve`` (one row per
@@ -102,27 +121,30 @@ class RewriteDemoSearch:
         Raises:
             DataError: The trainset has no follow-up with qrels to score a rewrite on.
         """
-        train, val = follow_ups_with_qrels(trainset), follow_ups_with_qrels(valset)
+        gated = self.gate is not None
+        train, val = follow_ups_with_qrels(trainset, unanswerable=gated), follow_ups_with_qrels(valset, unanswerable=gated)
         if not train:
             raise DataError(f"none of the {len(trainset)} trainset questions is a follow-up with qrels: nothing to score a rewrite's search on")
+        logger.info("rewrite demos: scoring on %d trainset and %d valset follow-ups%s", len(train), len(val),
+                    f" (UNANSWERABLE ones included) through the retrieval gate at {self.gate}" if gated else " with qrels")
         student = program.deepcopy()
         candidates = [list(student.rewrite.demos)] + [drawn_rewrite_demos(self.pool, k=self.k, seed=self.seed + i) for i in range(1, self.draws + 1)]
         curve, best, best_score = [], 0, float("-inf")
         for step, demos in enumerate(candidates):
             student.rewrite.demos = demos
-            score = self.mean_recall(student, train)
+            score = self.mean_score(student, train)
             if score > best_score:
                 best, best_score = step, score
             curve.append({"step": step, "metric_calls": len(train) * (step + 1), "score": score, "full_eval": False,
                           "demos": len(demos), "scored_on": "trainset"})
-            logger.info("rewrite demos: candidate %d of %d (%d demos), trainset recall@%d %.3f", step, len(candidates) - 1, len(demos),
-                        self.recall_k, score)
+            logger.info("rewrite demos: candidate %d of %d (%d demos), trainset %s %.3f", step, len(candidates) - 1, len(demos),
+                        self.score_name, score)
         for step, which in ((len(candidates), 0), (len(candidates) + 1, best)) if val else ():
             student.rewrite.demos = candidates[which]
             curve.append({"step": step, "metric_calls": len(train) * len(candidates) + len(val) * (step - len(candidates) + 1),
-                          "score": self.mean_recall(student, val), "full_eval": True, "demos": len(candidates[which]),
+                          "score": self.mean_score(student, val), "full_eval": True, "demos": len(candidates[which]),
                           "scored_on": "valset", "candidate": which})
-            logger.info("rewrite demos: candidate %d, valset recall@%d %.3f", which, self.recall_k, curve[-1]["score"])
+            logger.info("rewrite demos: candidate %d, valset %s %.3f", which, self.score_name, curve[-1]["score"])
         student.rewrite.demos = candidates[best]
         student.search_curve = curve
         return student
@@ -133,15 +155,20 @@ def rewrite_demo_search(config, program) -> RewriteDemoSearch:
     ``max_demos`` demonstrations, ``num_candidates`` of them (default 4), scored by ``recall_k``.
 
     Raises:
-        ConfigError: The objective is not ``recall``, ``max_demos`` is 0, or the program has no rewrite step.
+        ConfigError: The objective is not ``recall`` or ``gated_recall`` (which needs ``askfirst.min_top_cosine``),
+            ``max_demos`` is 0, or the program has no rewrite step.
         DataError: The shared data has no MTRAG human rewrites.
     """
     cfg = config.compile
-    if cfg.objective != "recall":
-        raise ConfigError(f"compile.optimizer=rewrite_demos scores the rewrite's search by recall: it needs compile.objective=recall, not {cfg.objective}")
+    if cfg.objective not in ("recall", "gated_recall"):
+        raise ConfigError("compile.optimizer=rewrite_demos scores the rewrite's search by recall: it needs compile.objective=recall or "
+                          f"gated_recall, not {cfg.objective}")
     if cfg.max_demos < 1:
         raise ConfigError("compile.optimizer=rewrite_demos adds demonstrations only: compile.max_demos must be at least 1")
     if getattr(program, "rewrite", None) is None:
         raise ConfigError("compile.optimizer=rewrite_demos compiles the standalone rewrite: it needs program.kind=askfirst with askfirst.standalone on")
+    gate = program.config.min_top_cosine if cfg.objective == "gated_recall" else None
+    if cfg.objective == "gated_recall" and gate is None:
+        raise ConfigError("compile.objective=gated_recall scores the rewrite through the retrieval gate: set askfirst.min_top_cosine")
     pool = load_mtrag_rewrites(shared_data_dir(config.data.shared_data_dir))
-    return RewriteDemoSearch(pool=pool, k=cfg.max_demos, draws=cfg.num_candidates or 4, seed=config.seed, recall_k=cfg.recall_k)
+    return RewriteDemoSearch(pool=pool, k=cfg.max_demos, draws=cfg.num_candidates or 4, seed=config.seed, recall_k=cfg.recall_k, gate=gate)

@@ -12,7 +12,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, di
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, mostly_new_words, repeats_earlier_turn, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, copies_demo, mostly_new_words, repeats_earlier_turn, without_copied_tags
 from askfirst.programs.base import Resources
 from askfirst.programs.common.conversation import format_history, previous_user_turn, to_turns, user_turns
 from askfirst.programs.registry import Registry
@@ -78,11 +78,13 @@ def scoring_lm(logprobs: dict[str, float]):
     return lambda script: dspy.LM("test/scoring", engine=LabelScoringEngine(script, logprobs=logprobs), cache=False)
 
 
-def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=None, topics=None):
+def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=None, topics=None, rewrite_demos=()):
     retriever = retriever or ListRetriever()
     config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "program.iterations=1", *overrides])
     dense = QueryCosines(cosines or {}, topics)
     program = Registry(Resources(retriever=retriever, store=dense, embedder=dense)).build("askfirst", config)
+    if rewrite_demos:
+        program.rewrite.demos = list(rewrite_demos)
     lm = schema_lm(script or scripted())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         return program(conversation=question), program, retriever, lm
@@ -277,6 +279,27 @@ def test_a_rewrite_that_repeats_an_earlier_user_turn_is_refused(schema_lm):
     assert not repeats_earlier_turn("And the lab fee?", "Which fees are there?", "assistant: Which fees are there?")
     repeated = scripted(standalone_question={"standalone_question": "Which fees are there?"})
     assert_refused_unless(schema_lm, "Which fees are there?", "askfirst.rewrite_repeat_check=false", script=repeated)
+
+
+def test_a_rewrite_that_copies_a_demonstrations_rewrite_is_refused(schema_lm):
+    """The 0.5B returned a shipped demo's rewrite about the Roman Empire for the demo's question about guest-night fees."""
+    billed = "How are conversations billed in Watson Assistant?"
+    assert copies_demo("And the lab fee?", "how are conversations billed in watson assistant", [billed])
+    assert not copies_demo("And the lab fee?", "How much is the lab fee?", [billed])
+    assert not copies_demo(billed, billed, [billed])  # the user asked the demonstration's question
+    assert not copies_demo("And the lab fee?", billed, [])
+    compiled = dspy.Example(conversation_history="user: some example of alerts", question="are they billed per turn?",
+                            standalone_question=billed).with_inputs("conversation_history", "question")
+    loaded = {"conversation_history": "user: Which fees?", "question": "Who sets them?", "standalone_question": "Who sets the fees?"}
+    for copied in (billed, "Who sets the fees?"):  # a demo as a compile leaves it and as a compiled program's file loads it
+        script = scripted(standalone_question={"standalone_question": copied})
+        reply, _, retriever, _ = run(schema_lm, FEES_FOLLOW_UP, script=script, rewrite_demos=[compiled, loaded])
+        assert retriever.calls[0] == ["And the lab fee?"] and reply.rewrite_refused == copied
+        reply, _, retriever, _ = run(schema_lm, FEES_FOLLOW_UP, "askfirst.rewrite_repeat_check=false", script=script,
+                                     rewrite_demos=[compiled, loaded])
+        assert retriever.calls[0] == [copied] and reply.rewrite_refused is None
+        reply, _, retriever, _ = run(schema_lm, FEES_FOLLOW_UP, script=script)  # no demonstrations: nothing to copy
+        assert retriever.calls[0] == [copied] and reply.rewrite_refused is None
 
 
 def test_a_rewrite_made_mostly_of_words_no_turn_has_is_refused_when_set(schema_lm):

@@ -5,7 +5,7 @@ import json
 import dspy
 import pytest
 
-from askfirst.config import ProgramConfig, load_config
+from askfirst.config import ConfigError, ProgramConfig, load_config
 from askfirst.datasets.questions import load_questions
 from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
 from askfirst.optimizers.curves import instructions
@@ -48,6 +48,11 @@ def test_the_data_halves_do_not_move_with_the_compiles_train_fraction():
 def test_objective_both_is_the_mean(retriever):
     metric = build_objective("both", recall_k=5)
     assert isinstance(metric, MeanOfMetrics) and metric.name == "mean(recall@5,outcome)"
+
+
+def test_the_gated_recall_objective_is_the_rewrite_demo_searchs_only():
+    with pytest.raises(ConfigError, match="compile.optimizer=rewrite_demos"):
+        build_objective("gated_recall")
 
 
 def test_gepa_needs_exactly_one_budget(tmp_path, schema_lm):

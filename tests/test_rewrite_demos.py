@@ -17,6 +17,7 @@ from askfirst.programs.registry import Registry
 from askfirst.retrieval.hybrid import Hit
 from askfirst.signatures.askfirst import StandaloneQuestion
 from tests.conftest import ListRetriever, SchemaFollowingEngine
+from tests.test_askfirst_program import QueryCosines
 
 
 def write_collection(root, name, tasks):
@@ -132,14 +133,21 @@ def fee_tasks(n):
                          gold_passages=["fees-registration"], answerability="ANSWERABLE").with_inputs("conversation") for i in range(n)]
 
 
-def compiled_with(tmp_path, engine, *overrides):
+def unanswerable_tasks(n):
+    conversation = [{"role": "user", "content": "Which fees are there?"}, {"role": "assistant", "content": "Lab and registration."},
+                    {"role": "user", "content": "And the parking fee?"}]
+    return [dspy.Example(id=f"u{i}", conversation_id=f"u{i}", conversation=conversation, qrels={}, gold_passages=[],
+                         answerability="UNANSWERABLE").with_inputs("conversation") for i in range(n)]
+
+
+def compiled_with(tmp_path, engine, *overrides, trainset=None, dense=None):
     human_set(tmp_path)
     config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "askfirst.ambiguity=off", f"runs_dir={tmp_path}",
                                     f"data.shared_data_dir={tmp_path}", "compile.optimizer=rewrite_demos", "compile.objective=recall",
                                     "compile.max_demos=2", "compile.num_candidates=2", *overrides])
-    program = Registry(Resources(retriever=WordRetriever())).build("askfirst", config)
+    program = Registry(Resources(retriever=WordRetriever(), store=dense, embedder=dense)).build("askfirst", config)
     with dspy.context(lm=dspy.LM("test/demo-aware", engine=engine, cache=False), adapter=dspy.JSONAdapter()):
-        return compile_program(program, fee_tasks(4), fee_tasks(2), config=config, reflection_lm=None, run_dir=tmp_path), program
+        return compile_program(program, trainset or fee_tasks(4), fee_tasks(2), config=config, reflection_lm=None, run_dir=tmp_path), program
 
 
 def test_the_draw_whose_rewrites_search_best_is_kept_and_saved_with_its_demos(tmp_path, monkeypatch):
@@ -161,7 +169,24 @@ def test_the_seed_stands_when_no_draw_searches_better(tmp_path, monkeypatch):
     assert compiled.rewrite.demos == [] and [r["score"] for r in optimisation_curve(compiled)] == [1.0] * 5
 
 
+def test_through_the_gate_a_draw_that_lets_unanswerable_follow_ups_past_it_loses(tmp_path, monkeypatch):
+    """The draws rewrite every follow-up into the registration-fee question, which the gate (0.5) lets through; the
+    follow-up as the program rewrites it without demos ("And that one?", cosine 0.2) it stops."""
+    monkeypatch.delenv("ASKFIRST_DATA_DIR", raising=False)
+    trainset = fee_tasks(1) + unanswerable_tasks(2)
+    dense = QueryCosines({"And that one?": 0.2, GOOD_REWRITE: 0.9})
+    (tmp_path / "recall").mkdir(), (tmp_path / "gated").mkdir()
+    compiled, _ = compiled_with(tmp_path / "recall", DemoAwareEngine(), trainset=trainset, dense=dense)  # plain recall: the draw
+    assert len(compiled.rewrite.demos) == 2 and [r["score"] for r in optimisation_curve(compiled)][:3] == [0.0, 1.0, 1.0]
+    compiled, _ = compiled_with(tmp_path / "gated", DemoAwareEngine(), "compile.objective=gated_recall", "askfirst.min_top_cosine=0.5",
+                                trainset=trainset, dense=dense)
+    curve = optimisation_curve(compiled)
+    assert compiled.rewrite.demos == [] and [round(r["score"], 3) for r in curve[:3]] == [0.667, 0.333, 0.333]
+    assert [r["score"] for r in curve[3:]] == [0.0, 0.0]  # the valset's answerable follow-ups: stopped without demos; the seed kept
+
+
 @pytest.mark.parametrize(("override", "message"), [("compile.objective=outcome", "needs compile.objective=recall"),
+                                                   ("compile.objective=gated_recall", "set askfirst.min_top_cosine"),
                                                    ("compile.max_demos=0", "at least 1"),
                                                    ("askfirst.standalone=false", "askfirst.standalone on")])
 def test_rewrite_demos_needs_recall_demos_and_a_rewrite_step(tmp_path, monkeypatch, override, message):

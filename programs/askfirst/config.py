@@ -23,7 +23,8 @@ class AskfirstConfig(ConfigSection):
     rewrite_repeat_check: bool = Field(
         True, description="Search with the user's turn instead of a rewrite that is an earlier user turn word for word (the 0.5B "
         "rewriter sometimes returns the question asked before instead of this one: 8 of 265 MTRAG-UN dev tasks, on which it gained "
-        "one route net, with no CI separating it; bench/RESULTS.md).")
+        "one route net, with no CI separating it; bench/RESULTS.md), or a compiled rewrite's demonstration's output word for word "
+        "(the demo's t04 with askfirst:mtrag-rewrite-demos).")
     rewrite_new_words_above: float | None = Field(
         None, ge=0, le=1, description="Search with the user's turn instead of a rewrite more than this share of whose content words "
         "(and three or more) no turn of the conversation has (null: off). The 0.5B translated 'Is it available in Spanish?' into "

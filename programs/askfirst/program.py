@@ -14,7 +14,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, di
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, mostly_new_words, repeats_earlier_turn, same_words, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, copies_demo, mostly_new_words, repeats_earlier_turn, same_words, without_copied_tags
 from askfirst.programs.askfirst.topic_switch import switched_referents
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_kind, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
@@ -55,7 +55,7 @@ class AskFirstProgram(dspy.Module):
 
     1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query; with
        ``rewrite_check``, a rewrite with no question where the user asked one is refused and the user's turn searched,
-       and so is one that repeats an earlier user turn (``rewrite_repeat_check``) or, when set, is mostly words no turn
+       and so is one that repeats an earlier user turn or a demonstration's rewrite (``rewrite_repeat_check``) or, when set, is mostly words no turn
        has (``rewrite_new_words_above``: a translation, an answer).
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
@@ -298,7 +298,8 @@ class AskFirstProgram(dspy.Module):
         check = self.config.rewrite_check
         if check != "off" and checked_rewrite(question, rewrite, every_turn=check == "every_turn") is None:
             return question, rewrite
-        if self.config.rewrite_repeat_check and repeats_earlier_turn(question, rewrite, history):
+        if self.config.rewrite_repeat_check and (repeats_earlier_turn(question, rewrite, history) or copies_demo(
+                question, rewrite, (str(demo.get("standalone_question", "")) for demo in self.rewrite.demos))):
             return question, rewrite
         above = self.config.rewrite_new_words_above
         if above is not None and mostly_new_words(rewrite, f"{history} {question}", above=above):

@@ -12,7 +12,9 @@ machine, 2026-11-29). A tag is no word the user said, so :func:`without_copied_t
 And it sometimes returns an earlier user turn, word for word, instead of the last one: "Who charges the fee for issuing a
 Writ of Execution in this case?" came back as the turn before it, "According to you it is applicable in which states?"
 (MTRAG-UN dev, AVX2 machine). That is the question the user asked before, already answered; :func:`repeats_earlier_turn`
-tells the program to search the turn as written instead.
+tells the program to search the turn as written instead. With demonstrations from a compile it may return one of
+theirs: the demo's "Is there a fee for each guest night?" came back as a shipped demo's rewrite about the Roman Empire
+and Italy, word for word (``askfirst:mtrag-rewrite-demos``); :func:`copies_demo` tells it the same.
 
 And it sometimes writes words that no turn has: "Is it available in Spanish?" came back in Spanish, "¿Está disponible en
 español?", and "best facilites in the USA for cancer treatment." as an answer listing hospitals, clinics and research
@@ -23,6 +25,7 @@ to search the turn instead (off by default: the one translation had led to the r
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from askfirst.programs.askfirst.key_terms import content_stems
 from askfirst.programs.common.conversation import user_turns
@@ -61,6 +64,13 @@ def repeats_earlier_turn(question: str, rewrite: str, history: str) -> bool:
     ``question`` itself: a copy of a question already asked, not a rewrite of this one."""
     said = _words(rewrite)
     return bool(said) and said != _words(question) and any(said == _words(turn) for turn in user_turns(history))
+
+
+def copies_demo(question: str, rewrite: str, demo_rewrites: Iterable[str]) -> bool:
+    """Whether ``rewrite`` is one of ``demo_rewrites`` (the rewrite step's demonstrations' outputs; case, punctuation and
+    spacing aside) and not ``question`` itself: the demonstration's answer, not this question's."""
+    said = _words(rewrite)
+    return bool(said) and said != _words(question) and any(said == _words(demo) for demo in demo_rewrites)
 
 
 def mostly_new_words(rewrite: str, conversation: str, *, above: float, min_words: int = 3) -> bool:
