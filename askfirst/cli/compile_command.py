@@ -15,7 +15,7 @@ from askfirst.cli.render import augment_progress, index_progress
 def compile_(
     config: ConfigOpt = None, set_: SetOpt = None,
     optimizer: Annotated[str | None, typer.Option(help="gepa, miprov2, bootstrap or rewrite_demos (default: compile.optimizer).")] = None,
-    objective: Annotated[str | None, typer.Option(help="recall, outcome, both or hm (default: compile.objective).")] = None,
+    objective: Annotated[str | None, typer.Option(help="recall, outcome, both, hm, str_em or gated_recall (rewrite_demos only) (default: compile.objective).")] = None,
     questions: Annotated[str | None, typer.Option(help="Question set to split into train/validation by conversation.")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions (before splitting).")] = None,
     resume: Annotated[Path | None, typer.Option(help="An interrupted compile run folder: its config (plus any --set, e.g. a larger budget) is reused and the optimiser resumes from its checkpoint.")] = None,
