@@ -9,6 +9,10 @@ of ``program.compiled`` (when it has some), and with ``--demos`` human rewrites 
 draws them (``load_mtrag_rewrites``: other conversations than MTRAG-UN's) for each ``--seed``. Differences come with
 paired BCa intervals over tasks against the rewrite without demos. No answer, label or reply is computed.
 
+With the program's retrieval gate set (``askfirst.min_top_cosine``), the UNANSWERABLE follow-ups are scored too, and
+three columns more say what the gate does with each query: ``compile.objective=gated_recall``'s score over all the
+tasks, and how many UNANSWERABLE follow-ups (right: "I don't know") and follow-ups with qrels (wrong) it stops.
+
     ASKFIRST_DATA_DIR=../shared/data python bench/rewrite_demos.py --config bench/askfirst_mtrag.yaml \\
         --set data.limit=null --set data.split=validation [--set program.compiled=runs/compile-…] [--demos 4 --seed 1 --seed 2] [--out rows.jsonl]
 """
@@ -26,17 +30,30 @@ from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.optimizers.feedback_metrics import RecallMetric
-from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, follow_ups_with_qrels, rewrite_rankings
+from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, follow_ups_with_qrels, gated_recall, rewrite_rankings, stopped_by_gate
 from askfirst.session import open_session
 
 METRICS = {"nDCG@5": lambda ranked, qrels: ndcg_at_k(ranked, qrels, 5), "Recall@10": lambda ranked, qrels: recall_at_k(ranked, qrels, 10)}
 
 
 def scored(program, tasks: list, *, rewrite: bool = True) -> list[dict]:
-    """Per task, the query searched and its ranking's metrics."""
+    """Per task, the query searched, its ranking's metrics (``None`` without qrels) and what the gate does with it."""
+    gate = program.config.min_top_cosine
     rows = rewrite_rankings(program, tasks, rewrite=rewrite)
-    return [{"id": row["id"], "query": row["query"], **{name: metric(row["ranked"], RecallMetric.relevant(task)) for name, metric in METRICS.items()}}
+    return [{"id": row["id"], "query": row["query"], "qrels": bool(qrels := RecallMetric.relevant(task)), "top_cosine": row["top_cosine"],
+             "stopped": stopped_by_gate(row, gate), "gated recall@10": gated_recall(row, task, gate=gate),
+             **{name: metric(row["ranked"], qrels) if qrels else None for name, metric in METRICS.items()}}
             for row, task in zip(rows, tasks)]
+
+
+def cell(rows: list[dict], base: list[dict], metric: str) -> str:
+    """The mean of ``metric`` over the rows it applies to, and its paired difference from ``base``'s unless they are base."""
+    pairs = [(r[metric], b[metric]) for r, b in zip(rows, base) if r[metric] is not None]
+    mean = sum(value for value, _ in pairs) / len(pairs)
+    if rows is base:
+        return f"{mean:.3f}"
+    diff, low, high = paired_bootstrap([value for value, _ in pairs], [value for _, value in pairs])
+    return f"{mean:.3f} ({diff:+.3f} [{low:+.3f}, {high:+.3f}])"
 
 
 def main() -> None:
@@ -50,7 +67,9 @@ def main() -> None:
     config = resolve(args.config, args.set_)
     session = open_session(config)
     try:
-        program, tasks = session.program, follow_ups_with_qrels(configured_questions(config))
+        program = session.program
+        gate = program.config.min_top_cosine
+        tasks = follow_ups_with_qrels(configured_questions(config), unanswerable=gate is not None)
         configured = list(program.rewrite.demos)  # a compiled program's (program.compiled), or none
         variants = {"last turn": scored(program, tasks, rewrite=False)}
         program.rewrite.demos = []
@@ -66,18 +85,17 @@ def main() -> None:
     finally:
         session.close()
     base = variants["rewrite, no demos"]
-    print(f"\n{len(tasks)} follow-up tasks with qrels ({config.data.split or 'all'}); paired BCa 95% CIs against the rewrite without demos\n")
-    print("| query | " + " | ".join(METRICS) + " | queries unlike the undemonstrated rewrite's |")
-    print("|---|" + "---|" * (len(METRICS) + 1))
+    with_qrels = sum(r["qrels"] for r in base)
+    gated = f", {len(tasks) - with_qrels} UNANSWERABLE ones without, and the retrieval gate at {gate}" if gate is not None else ""
+    print(f"\n{with_qrels} follow-up tasks with qrels{gated} ({config.data.split or 'all'}); paired BCa 95% CIs against the rewrite "
+          "without demos\n")
+    columns = [*METRICS, *(["gated recall@10", "UNANSWERABLE stopped", "with qrels stopped"] if gate is not None else [])]
+    print("| query | " + " | ".join(columns) + " | queries unlike the undemonstrated rewrite's |")
+    print("|---|" + "---|" * (len(columns) + 1))
     for name, rows in variants.items():
-        cells = []
-        for metric in METRICS:
-            mean = sum(r[metric] for r in rows) / len(rows)
-            if rows is base:
-                cells.append(f"{mean:.3f}")
-                continue
-            diff, low, high = paired_bootstrap([r[metric] for r in rows], [r[metric] for r in base])
-            cells.append(f"{mean:.3f} ({diff:+.3f} [{low:+.3f}, {high:+.3f}])")
+        cells = [cell(rows, base, metric) for metric in [*METRICS, *(["gated recall@10"] if gate is not None else [])]]
+        if gate is not None:
+            cells += [str(sum(r["stopped"] for r in rows if not r["qrels"])), str(sum(r["stopped"] for r in rows if r["qrels"]))]
         moved = sum(r["query"] != b["query"] for r, b in zip(rows, base))
         print(f"| {name} | " + " | ".join(cells) + f" | {moved} |")
     if args.out:

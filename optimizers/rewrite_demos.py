@@ -77,6 +77,22 @@ def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite
     return rows
 
 
+def stopped_by_gate(row: dict, gate: float | None) -> bool:
+    """Whether the retrieval gate at ``gate`` turns away the query of a ``rewrite_rankings`` row (never without a gate or
+    a dense index)."""
+    return gate is not None and row["top_cosine"] is not None and row["top_cosine"] < gate
+
+
+def gated_recall(row: dict, task: dspy.Example, *, gate: float | None, k: int = 10) -> float:
+    """A follow-up's ``compile.objective=gated_recall`` score from its ``rewrite_rankings`` row: with judged passages, its
+    Recall@``k`` unless the gate stops the query (0: the program says "I don't know"); without (an UNANSWERABLE
+    follow-up), 1 if the gate stops it, which is the right reply, else 0. With no gate it is plain recall."""
+    relevant = RecallMetric.relevant(task)
+    if not relevant:
+        return float(stopped_by_gate(row, gate))
+    return 0.0 if stopped_by_gate(row, gate) else recall_at_k(row["ranked"], relevant, k)
+
+
 class RewriteDemoSearch:
     """Random search over draws of labelled rewrite demonstrations for the askfirst program's ``rewrite`` step.
 
@@ -102,17 +118,9 @@ class RewriteDemoSearch:
     def score_name(self) -> str:
         return f"{'gated ' if self.gate is not None else ''}recall@{self.recall_k}"
 
-    def task_score(self, row: dict, task: dspy.Example) -> float:
-        """One follow-up's score from its ``rewrite_rankings`` row."""
-        relevant = RecallMetric.relevant(task)
-        stopped = self.gate is not None and row["top_cosine"] is not None and row["top_cosine"] < self.gate
-        if not relevant:  # an UNANSWERABLE follow-up: the gate's "I don't know" is the right reply
-            return float(stopped)
-        return 0.0 if stopped else recall_at_k(row["ranked"], relevant, self.recall_k)
-
     def mean_score(self, program, tasks: list[dspy.Example]) -> float:
         rows = rewrite_rankings(program, tasks, k=self.recall_k)
-        return sum(self.task_score(row, task) for row, task in zip(rows, tasks)) / len(tasks)
+        return sum(gated_recall(row, task, gate=self.gate, k=self.recall_k) for row, task in zip(rows, tasks)) / len(tasks)
 
     def compile(self, program, *, trainset: list, valset: list):
         """``program``'s copy with the best candidate's demos on its rewrite step, and ``search_curve`` (one row per
