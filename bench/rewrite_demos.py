@@ -11,7 +11,9 @@ paired BCa intervals over tasks against the rewrite without demos. No answer, la
 
 With the program's retrieval gate set (``askfirst.min_top_cosine``), the UNANSWERABLE follow-ups are scored too, and
 three columns more say what the gate does with each query: ``compile.objective=gated_recall``'s score over all the
-tasks, and how many UNANSWERABLE follow-ups (right: "I don't know") and follow-ups with qrels (wrong) it stops.
+tasks, how many UNANSWERABLE follow-ups (right: "I don't know") and follow-ups with qrels (wrong) it stops, and how well
+the queries' top cosine tells UNANSWERABLE follow-ups from ANSWERABLE ones at any threshold (ROC AUC, as ``askfirst
+tune-threshold`` reports it).
 
     ASKFIRST_DATA_DIR=../shared/data python bench/rewrite_demos.py --config bench/askfirst_mtrag.yaml \\
         --set data.limit=null --set data.split=validation [--set program.compiled=runs/compile-…] [--demos 4 --seed 1 --seed 2] [--out rows.jsonl]
@@ -30,6 +32,7 @@ from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.optimizers.feedback_metrics import RecallMetric
+from askfirst.optimizers.gate_tuning import TOP_COSINE, separation
 from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, follow_ups_with_qrels, gated_recall, rewrite_rankings, stopped_by_gate
 from askfirst.session import open_session
 
@@ -40,7 +43,8 @@ def scored(program, tasks: list, *, rewrite: bool = True) -> list[dict]:
     """Per task, the query searched, its ranking's metrics (``None`` without qrels) and what the gate does with it."""
     gate = program.config.min_top_cosine
     rows = rewrite_rankings(program, tasks, rewrite=rewrite)
-    return [{"id": row["id"], "query": row["query"], "qrels": bool(qrels := RecallMetric.relevant(task)), "top_cosine": row["top_cosine"],
+    return [{"id": row["id"], "query": row["query"], "answerability": task.get("answerability"), "qrels": bool(qrels := RecallMetric.relevant(task)),
+             "top_cosine": row["top_cosine"],
              "stopped": stopped_by_gate(row, gate), "gated recall@10": gated_recall(row, task, gate=gate),
              **{name: metric(row["ranked"], qrels) if qrels else None for name, metric in METRICS.items()}}
             for row, task in zip(rows, tasks)]
@@ -89,13 +93,15 @@ def main() -> None:
     gated = f", {len(tasks) - with_qrels} UNANSWERABLE ones without, and the retrieval gate at {gate}" if gate is not None else ""
     print(f"\n{with_qrels} follow-up tasks with qrels{gated} ({config.data.split or 'all'}); paired BCa 95% CIs against the rewrite "
           "without demos\n")
-    columns = [*METRICS, *(["gated recall@10", "UNANSWERABLE stopped", "with qrels stopped"] if gate is not None else [])]
+    columns = [*METRICS, *(["gated recall@10", "UNANSWERABLE stopped", "with qrels stopped", "gate AUC"] if gate is not None else [])]
     print("| query | " + " | ".join(columns) + " | queries unlike the undemonstrated rewrite's |")
     print("|---|" + "---|" * (len(columns) + 1))
     for name, rows in variants.items():
         cells = [cell(rows, base, metric) for metric in [*METRICS, *(["gated recall@10"] if gate is not None else [])]]
         if gate is not None:
-            cells += [str(sum(r["stopped"] for r in rows if not r["qrels"])), str(sum(r["stopped"] for r in rows if r["qrels"]))]
+            auc = separation(rows, TOP_COSINE)
+            cells += [str(sum(r["stopped"] for r in rows if not r["qrels"])), str(sum(r["stopped"] for r in rows if r["qrels"])),
+                      "-" if auc is None else f"{auc:.3f}"]
         moved = sum(r["query"] != b["query"] for r, b in zip(rows, base))
         print(f"| {name} | " + " | ".join(cells) + f" | {moved} |")
     if args.out:

@@ -55,8 +55,8 @@ class AskFirstProgram(dspy.Module):
 
     1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query; with
        ``rewrite_check``, a rewrite with no question where the user asked one is refused and the user's turn searched,
-       and so is one that repeats an earlier user turn or a demonstration's rewrite (``rewrite_repeat_check``) or, when set, is mostly words no turn
-       has (``rewrite_new_words_above``: a translation, an answer).
+       and so is one that repeats an earlier user turn or a demonstration's rewrite (``rewrite_repeat_check``) or,
+       when set, is mostly words no turn has (``rewrite_new_words_above``: a translation, an answer).
     2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
        query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
        when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
