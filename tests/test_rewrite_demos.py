@@ -175,7 +175,8 @@ def test_through_the_gate_a_draw_that_lets_unanswerable_follow_ups_past_it_loses
     monkeypatch.delenv("ASKFIRST_DATA_DIR", raising=False)
     trainset = fee_tasks(1) + unanswerable_tasks(2)
     dense = QueryCosines({"And that one?": 0.2, GOOD_REWRITE: 0.9})
-    (tmp_path / "recall").mkdir(), (tmp_path / "gated").mkdir()
+    for name in ("recall", "gated"):
+        (tmp_path / name).mkdir()
     compiled, _ = compiled_with(tmp_path / "recall", DemoAwareEngine(), trainset=trainset, dense=dense)  # plain recall: the draw
     assert len(compiled.rewrite.demos) == 2 and [r["score"] for r in optimisation_curve(compiled)][:3] == [0.0, 1.0, 1.0]
     compiled, _ = compiled_with(tmp_path / "gated", DemoAwareEngine(), "compile.objective=gated_recall", "askfirst.min_top_cosine=0.5",
