@@ -33,7 +33,7 @@ from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.optimizers.feedback_metrics import RecallMetric
 from askfirst.optimizers.gate_tuning import TOP_COSINE, separation
-from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, follow_ups_with_qrels, gated_recall, rewrite_rankings, stopped_by_gate
+from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, gated_recall, rewrite_rankings, scored_follow_ups
 from askfirst.session import open_session
 
 METRICS = {"nDCG@5": lambda ranked, qrels: ndcg_at_k(ranked, qrels, 5), "Recall@10": lambda ranked, qrels: recall_at_k(ranked, qrels, 10)}
@@ -41,11 +41,11 @@ METRICS = {"nDCG@5": lambda ranked, qrels: ndcg_at_k(ranked, qrels, 5), "Recall@
 
 def scored(program, tasks: list, *, rewrite: bool = True) -> list[dict]:
     """Per task, the query searched, its ranking's metrics (``None`` without qrels) and what the gate does with it."""
-    gate = program.config.min_top_cosine
+    through_gate = program.config.min_top_cosine is not None
     rows = rewrite_rankings(program, tasks, rewrite=rewrite)
     return [{"id": row["id"], "query": row["query"], "answerability": task.get("answerability"), "qrels": bool(qrels := RecallMetric.relevant(task)),
              "top_cosine": row["top_cosine"],
-             "stopped": stopped_by_gate(row, gate), "gated recall@10": gated_recall(row, task, gate=gate),
+             "stopped": row["gated"], "gated recall@10": gated_recall(row, task, through_gate=through_gate),
              **{name: metric(row["ranked"], qrels) if qrels else None for name, metric in METRICS.items()}}
             for row, task in zip(rows, tasks)]
 
@@ -73,7 +73,7 @@ def main() -> None:
     try:
         program = session.program
         gate = program.config.min_top_cosine
-        tasks = follow_ups_with_qrels(configured_questions(config), unanswerable=gate is not None)
+        tasks = scored_follow_ups(configured_questions(config), unanswerable=gate is not None)
         configured = list(program.rewrite.demos)  # a compiled program's (program.compiled), or none
         variants = {"last turn": scored(program, tasks, rewrite=False)}
         program.rewrite.demos = []

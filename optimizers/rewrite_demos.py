@@ -50,7 +50,7 @@ def drawn_rewrite_demos(pool: list[dspy.Example], *, k: int, seed: int) -> list[
             for e in drawn]
 
 
-def follow_ups_with_qrels(examples: list[dspy.Example], *, unanswerable: bool = False) -> list[dspy.Example]:
+def scored_follow_ups(examples: list[dspy.Example], *, unanswerable: bool = False) -> list[dspy.Example]:
     """The examples whose last turn follows earlier ones and that have judged passages (qrels, else gold passages, as
     the recall objective reads them): the tasks a rewrite's search is scored on; with ``unanswerable``, the UNANSWERABLE
     follow-ups without them too (``gated_recall`` scores whether the gate stops them)."""
@@ -63,8 +63,8 @@ def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite
     ``rewrite``) and the document ids of its simple stage's one hybrid search, ``k`` deep. Only the rewrite step's LM runs.
 
     Returns:
-        ``[{"id", "query", "ranked", "top_cosine"}]`` in the order of ``tasks``; ``top_cosine`` is the retrieval gate's
-        signal for the query (``None`` without a dense index).
+        ``[{"id", "query", "ranked", "top_cosine", "gated"}]`` in the order of ``tasks``: the retrieval gate's signal for
+        the query (``None`` without a dense index) and whether the program's gate turns it away.
     """
     settings = program.program_config
     rows = []
@@ -72,25 +72,21 @@ def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite
         question, history, _ = question_and_history(task.conversation, max_question_chars=settings.max_question_chars,
                                                     history_turns=settings.history_turns)
         query = program.search_query(question, history) if rewrite else question
+        top_cosine = program.top_cosine(query)
         rows.append({"id": task.id, "query": query, "ranked": unique_in_order([p.doc_id for p in program.resources.search([query], k)]),
-                     "top_cosine": program.top_cosine(query)})
+                     "top_cosine": top_cosine, "gated": program.gated(top_cosine)})
     return rows
 
 
-def stopped_by_gate(row: dict, gate: float | None) -> bool:
-    """Whether the retrieval gate at ``gate`` turns away the query of a ``rewrite_rankings`` row (never without a gate or
-    a dense index)."""
-    return gate is not None and row["top_cosine"] is not None and row["top_cosine"] < gate
-
-
-def gated_recall(row: dict, task: dspy.Example, *, gate: float | None, k: int = 10) -> float:
+def gated_recall(row: dict, task: dspy.Example, *, through_gate: bool, k: int = 10) -> float:
     """A follow-up's ``compile.objective=gated_recall`` score from its ``rewrite_rankings`` row: with judged passages, its
     Recall@``k`` unless the gate stops the query (0: the program says "I don't know"); without (an UNANSWERABLE
-    follow-up), 1 if the gate stops it, which is the right reply, else 0. With no gate it is plain recall."""
+    follow-up), 1 if the gate stops it, which is the right reply, else 0. Not ``through_gate``, it is plain recall."""
     relevant = RecallMetric.relevant(task)
+    stopped = through_gate and row["gated"]
     if not relevant:
-        return float(stopped_by_gate(row, gate))
-    return 0.0 if stopped_by_gate(row, gate) else recall_at_k(row["ranked"], relevant, k)
+        return float(stopped)
+    return 0.0 if stopped else recall_at_k(row["ranked"], relevant, k)
 
 
 class RewriteDemoSearch:
@@ -106,21 +102,21 @@ class RewriteDemoSearch:
     Args:
         pool: Labelled rewrites (``load_mtrag_rewrites``).
         k: Demonstrations per draw.
-        gate: Score through this retrieval gate (``compile.objective=gated_recall``): a follow-up whose query's top
-            cosine is below it scores 0 recall (the program says "I don't know"), and UNANSWERABLE follow-ups are scored
-            too, 1 if the gate stops them. ``None``: plain recall.
+        through_gate: Score through the program's retrieval gate (``compile.objective=gated_recall``): a follow-up whose
+            query it turns away scores 0 recall (the program says "I don't know"), and UNANSWERABLE follow-ups are scored
+            too, 1 if it turns them away. Off: plain recall.
     """
 
-    def __init__(self, *, pool: list[dspy.Example], k: int, draws: int, seed: int = 0, recall_k: int = 10, gate: float | None = None):
-        self.pool, self.k, self.draws, self.seed, self.recall_k, self.gate = pool, k, draws, seed, recall_k, gate
+    def __init__(self, *, pool: list[dspy.Example], k: int, draws: int, seed: int = 0, recall_k: int = 10, through_gate: bool = False):
+        self.pool, self.k, self.draws, self.seed, self.recall_k, self.through_gate = pool, k, draws, seed, recall_k, through_gate
 
     @property
     def score_name(self) -> str:
-        return f"{'gated ' if self.gate is not None else ''}recall@{self.recall_k}"
+        return f"{'gated ' if self.through_gate else ''}recall@{self.recall_k}"
 
     def mean_score(self, program, tasks: list[dspy.Example]) -> float:
         rows = rewrite_rankings(program, tasks, k=self.recall_k)
-        return sum(gated_recall(row, task, gate=self.gate, k=self.recall_k) for row, task in zip(rows, tasks)) / len(tasks)
+        return sum(gated_recall(row, task, through_gate=self.through_gate, k=self.recall_k) for row, task in zip(rows, tasks)) / len(tasks)
 
     def compile(self, program, *, trainset: list, valset: list):
         """``program``'s copy with the best candidate's demos on its rewrite step, and ``search_curve`` (one row per
@@ -129,12 +125,12 @@ class RewriteDemoSearch:
         Raises:
             DataError: The trainset has no follow-up with qrels to score a rewrite on.
         """
-        gated = self.gate is not None
-        train, val = follow_ups_with_qrels(trainset, unanswerable=gated), follow_ups_with_qrels(valset, unanswerable=gated)
+        gated = self.through_gate
+        train, val = scored_follow_ups(trainset, unanswerable=gated), scored_follow_ups(valset, unanswerable=gated)
         if not train:
             raise DataError(f"none of the {len(trainset)} trainset questions is a follow-up with qrels: nothing to score a rewrite's search on")
         logger.info("rewrite demos: scoring on %d trainset and %d valset follow-ups%s", len(train), len(val),
-                    f" (UNANSWERABLE ones included) through the retrieval gate at {self.gate}" if gated else " with qrels")
+                    f" (UNANSWERABLE ones included) through the retrieval gate at {program.config.min_top_cosine}" if gated else " with qrels")
         student = program.deepcopy()
         candidates = [list(student.rewrite.demos)] + [drawn_rewrite_demos(self.pool, k=self.k, seed=self.seed + i) for i in range(1, self.draws + 1)]
         curve, best, best_score = [], 0, float("-inf")
@@ -175,8 +171,8 @@ def rewrite_demo_search(config, program) -> RewriteDemoSearch:
         raise ConfigError("compile.optimizer=rewrite_demos adds demonstrations only: compile.max_demos must be at least 1")
     if getattr(program, "rewrite", None) is None:
         raise ConfigError("compile.optimizer=rewrite_demos compiles the standalone rewrite: it needs program.kind=askfirst with askfirst.standalone on")
-    gate = program.config.min_top_cosine if cfg.objective == "gated_recall" else None
-    if cfg.objective == "gated_recall" and gate is None:
+    through_gate = cfg.objective == "gated_recall"
+    if through_gate and program.config.min_top_cosine is None:
         raise ConfigError("compile.objective=gated_recall scores the rewrite through the retrieval gate: set askfirst.min_top_cosine")
     pool = load_mtrag_rewrites(shared_data_dir(config.data.shared_data_dir))
-    return RewriteDemoSearch(pool=pool, k=cfg.max_demos, draws=cfg.num_candidates or 4, seed=config.seed, recall_k=cfg.recall_k, gate=gate)
+    return RewriteDemoSearch(pool=pool, k=cfg.max_demos, draws=cfg.num_candidates or 4, seed=config.seed, recall_k=cfg.recall_k, through_gate=through_gate)

@@ -12,7 +12,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, di
 from askfirst.programs.askfirst.key_terms import unmatched_terms
 from askfirst.programs.askfirst.program import assessed_passages
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, copies_demo, mostly_new_words, repeats_earlier_turn, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, copies_one_of, mostly_new_words, repeats_earlier_turn, without_copied_tags
 from askfirst.programs.base import Resources
 from askfirst.programs.common.conversation import format_history, previous_user_turn, to_turns, user_turns
 from askfirst.programs.registry import Registry
@@ -284,10 +284,10 @@ def test_a_rewrite_that_repeats_an_earlier_user_turn_is_refused(schema_lm):
 def test_a_rewrite_that_copies_a_demonstrations_rewrite_is_refused(schema_lm):
     """The 0.5B returned a shipped demo's rewrite about the Roman Empire for the demo's question about guest-night fees."""
     billed = "How are conversations billed in Watson Assistant?"
-    assert copies_demo("And the lab fee?", "how are conversations billed in watson assistant", [billed])
-    assert not copies_demo("And the lab fee?", "How much is the lab fee?", [billed])
-    assert not copies_demo(billed, billed, [billed])  # the user asked the demonstration's question
-    assert not copies_demo("And the lab fee?", billed, [])
+    assert copies_one_of("And the lab fee?", "how are conversations billed in watson assistant", [billed])
+    assert not copies_one_of("And the lab fee?", "How much is the lab fee?", [billed])
+    assert not copies_one_of(billed, billed, [billed])  # the user asked the demonstration's question
+    assert not copies_one_of("And the lab fee?", billed, [])
     compiled = dspy.Example(conversation_history="user: some example of alerts", question="are they billed per turn?",
                             standalone_question=billed).with_inputs("conversation_history", "question")
     loaded = {"conversation_history": "user: Which fees?", "question": "Who sets them?", "standalone_question": "Who sets the fees?"}

@@ -14,7 +14,7 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, di
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.question_form import answer_type, question_form
-from askfirst.programs.askfirst.standalone import checked_rewrite, copies_demo, mostly_new_words, repeats_earlier_turn, same_words, without_copied_tags
+from askfirst.programs.askfirst.standalone import checked_rewrite, copies_one_of, mostly_new_words, repeats_earlier_turn, same_words, without_copied_tags
 from askfirst.programs.askfirst.topic_switch import switched_referents
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_kind, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
@@ -264,7 +264,7 @@ class AskFirstProgram(dspy.Module):
         """Whether the topic-switch check runs: on a follow-up in ``ask_first`` mode with ``topic_switch_below`` set and an
         embedder, and not past the retrieval gate (nothing in the collection is near the question, so it has no X to mean)."""
         return (bool(history) and self.config.topic_switch_below is not None and self.config.mode == "ask_first"
-                and self.resources.embedder is not None and not self._gated(extras["top_cosine"]))
+                and self.resources.embedder is not None and not self.gated(extras["top_cosine"]))
 
     def _unsure(self, route: str, state: dict) -> bool:
         """Whether escalation (and the debate) may take ``route`` further: a gated question only with ``escalate_gated``."""
@@ -298,7 +298,7 @@ class AskFirstProgram(dspy.Module):
         check = self.config.rewrite_check
         if check != "off" and checked_rewrite(question, rewrite, every_turn=check == "every_turn") is None:
             return question, rewrite
-        if self.config.rewrite_repeat_check and (repeats_earlier_turn(question, rewrite, history) or copies_demo(
+        if self.config.rewrite_repeat_check and (repeats_earlier_turn(question, rewrite, history) or copies_one_of(
                 question, rewrite, (str(demo.get("standalone_question", "")) for demo in self.rewrite.demos))):
             return question, rewrite
         above = self.config.rewrite_new_words_above
@@ -325,7 +325,8 @@ class AskFirstProgram(dspy.Module):
         return {"unnamed": str(out.unnamed or "").strip(), "label": out.label, "p_underspecified": p_under,
                 "source": "logprobs" if dist else "generated", "flagged": flagged}
 
-    def _gated(self, top_cosine: float | None) -> bool:
+    def gated(self, top_cosine: float | None) -> bool:
+        """Whether the retrieval gate turns away a query of this ``top_cosine`` (never with no threshold or no dense index)."""
         threshold = self.config.min_top_cosine
         return threshold is not None and top_cosine is not None and top_cosine < threshold
 
@@ -358,7 +359,7 @@ class AskFirstProgram(dspy.Module):
         (N), a question with N or more asked-about words in no retrieved passage is UNANSWERABLE, unless the assessment or
         the collection check (which comes first) already called it PARTIAL (whose missing part is expected to be absent;
         with ``one_part_key_terms`` only on a question of more than one part)."""
-        state["extras"]["gated"] = self._gated(top_cosine)
+        state["extras"]["gated"] = self.gated(top_cosine)
         if state["extras"]["gated"]:
             state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
             return self.program_config.unanswerable_route

@@ -14,7 +14,7 @@ Writ of Execution in this case?" came back as the turn before it, "According to 
 (MTRAG-UN dev, AVX2 machine). That is the question the user asked before, already answered; :func:`repeats_earlier_turn`
 tells the program to search the turn as written instead. With demonstrations from a compile it may return one of
 theirs: the demo's "Is there a fee for each guest night?" came back as a shipped demo's rewrite about the Roman Empire
-and Italy, word for word (``askfirst:mtrag-rewrite-demos``); :func:`copies_demo` tells it the same.
+and Italy, word for word (``askfirst:mtrag-rewrite-demos``); :func:`copies_one_of` the demos' rewrites tells it the same.
 
 And it sometimes writes words that no turn has: "Is it available in Spanish?" came back in Spanish, "¿Está disponible en
 español?", and "best facilites in the USA for cancer treatment." as an answer listing hospitals, clinics and research
@@ -62,15 +62,14 @@ def without_copied_tags(rewrite: str, history: str) -> str:
 def repeats_earlier_turn(question: str, rewrite: str, history: str) -> bool:
     """Whether ``rewrite`` is one of the conversation's earlier user turns (case, punctuation and spacing aside) and not
     ``question`` itself: a copy of a question already asked, not a rewrite of this one."""
-    said = _words(rewrite)
-    return bool(said) and said != _words(question) and any(said == _words(turn) for turn in user_turns(history))
+    return copies_one_of(question, rewrite, user_turns(history))
 
 
-def copies_demo(question: str, rewrite: str, demo_rewrites: Iterable[str]) -> bool:
-    """Whether ``rewrite`` is one of ``demo_rewrites`` (the rewrite step's demonstrations' outputs; case, punctuation and
-    spacing aside) and not ``question`` itself: the demonstration's answer, not this question's."""
+def copies_one_of(question: str, rewrite: str, texts: Iterable[str]) -> bool:
+    """Whether ``rewrite`` is one of ``texts`` (earlier user turns, or the rewrite step's demonstrations' rewrites; case,
+    punctuation and spacing aside) and not ``question`` itself: a copy of another question, not a rewrite of this one."""
     said = _words(rewrite)
-    return bool(said) and said != _words(question) and any(said == _words(demo) for demo in demo_rewrites)
+    return bool(said) and said != _words(question) and any(said == _words(text) for text in texts)
 
 
 def mostly_new_words(rewrite: str, conversation: str, *, above: float, min_words: int = 3) -> bool:
