@@ -1,11 +1,14 @@
 """Compare two finished eval runs of the same questions, question by question, as ``askfirst ablate`` compares cells:
 each metric's mean and the second run's paired difference from the first with its 95% bootstrap CI.
 
-Usage: python bench/paired_evals.py REF_LABEL=runs/eval-… OTHER_LABEL=runs/eval-… [md|csv|latex]
+Usage: python bench/paired_evals.py REF_LABEL=runs/eval-…[,runs/eval-…] OTHER_LABEL=runs/eval-…[,…] [md|csv|latex]
 
 For runs made apart (e.g. the main job before and after a compiled program became its default), where an ablation
-grid would have run both again. Both runs must hold the same questions; their evidence size ``program.evidence_k``
-must match.
+grid would have run both again. Both sides must hold the same questions; their evidence size ``program.evidence_k``
+must match. A side may be several runs, comma-separated: chunks of one question set run apart (``data.ids`` in turn),
+whose configs must be the same but for ``data.ids``. Their questions are pooled and the side's means computed from
+the pooled scores and records, as one run would have written them (the judged MTRAGEval HM, a whole-run figure, is
+then left out).
 """
 
 from __future__ import annotations
@@ -16,15 +19,36 @@ from pathlib import Path
 
 from askfirst.ablation import Cell, CellResult, compare, compared_keys
 from askfirst.config import load_config
-from askfirst.evaluation.runner import read_scores
+from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores, run_summary
 from askfirst.table_export import FORMATS, comparison_table, render
 
 
-def load_run(label: str, folder: Path) -> tuple[CellResult, int]:
-    """The run's per-question scores and summary as a comparison cell, and its evidence size."""
-    scores = read_scores(folder)
-    summary = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-    return CellResult(Cell(label, []), sorted(scores, key=lambda sc: sc["id"]), summary), load_config(folder / "config.yaml").program.evidence_k
+def load_run(label: str, folders: list[Path]) -> tuple[CellResult, int]:
+    """The runs' per-question scores and summary as one comparison cell, and their evidence size.
+
+    Raises:
+        ValueError: The runs' configs differ in more than ``data.ids``, or a question is in two of them.
+    """
+    configs = [load_config(folder / "config.yaml") for folder in folders]
+    unlike = [str(folder) for folder, config in zip(folders, configs) if _but_ids(config) != _but_ids(configs[0])]
+    if unlike:
+        raise ValueError(f"{label}: the configs of {', '.join(unlike)} differ from {folders[0]}'s in more than data.ids")
+    scores = [sc for folder in folders for sc in read_scores(folder)]
+    if len({sc["id"] for sc in scores}) != len(scores):
+        raise ValueError(f"{label}: a question is in more than one of its runs")
+    if len(folders) == 1:
+        summary = json.loads((folders[0] / "metrics.json").read_text(encoding="utf-8"))
+    else:
+        # the last record of a question, as the run read its own file back (an errored question asked again appends one)
+        records = {qid: rec for folder in folders for qid, rec in read_finished(folder / PREDICTIONS_FILE).items()}
+        summary = run_summary(scores, [records[sc["id"]] for sc in scores])
+    return CellResult(Cell(label, []), sorted(scores, key=lambda sc: sc["id"]), summary), configs[0].program.evidence_k
+
+
+def _but_ids(config) -> dict:
+    dumped = config.model_dump(mode="json")
+    dumped["data"].pop("ids", None)
+    return dumped
 
 
 def main(argv: list[str]) -> int:
@@ -32,7 +56,12 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2 or not all("=" in a for a in argv):
         print(__doc__, file=sys.stderr)
         return 2
-    (ref, k_ref), (other, k_other) = (load_run(label, Path(folder)) for label, folder in (a.split("=", 1) for a in argv))
+    try:
+        (ref, k_ref), (other, k_other) = (load_run(label, [Path(f) for f in folders.split(",")])
+                                          for label, folders in (a.split("=", 1) for a in argv))
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     ids = [sc["id"] for sc in ref.scores], [sc["id"] for sc in other.scores]
     if ids[0] != ids[1] or k_ref != k_other:
         print(f"the runs differ: {len(set(ids[0]) ^ set(ids[1]))} question(s) in one only, evidence_k {k_ref} vs {k_other}", file=sys.stderr)

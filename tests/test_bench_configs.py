@@ -83,6 +83,35 @@ def test_paired_evals_pairs_two_runs_by_question_and_refuses_different_questions
     assert "2 question(s) in one only" in capsys.readouterr().err
 
 
+def test_paired_evals_pools_chunk_runs_and_takes_their_means_from_the_pooled_scores(tmp_path, capsys):
+    from askfirst.config import save_resolved
+
+    def chunk(name: str, routes: dict[str, bool], *, evidence_k: int = 5) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        save_resolved(resolve(None, [f"data.ids={json.dumps(list(routes))}", f"program.evidence_k={evidence_k}"]), folder)
+        rows = [{"id": qid, "route": "answer" if ok else "idk", "expected_route": "answer", "route_correct": ok, "outcome_correct": ok,
+                 "stage": "simple", "p_answerable": None} for qid, ok in routes.items()]
+        (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        records = [{"id": qid, "route": "answer", "seconds": 2.0, "lm_calls": 3} for qid in routes]
+        (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        (folder / "metrics.json").write_text(json.dumps({"route_correct": 0.0, "outcome_correct": 0.0, "n": len(routes)}))  # not read
+        return folder
+
+    script = _bench_script("paired_evals")
+    before = f"{chunk('b1', {'q1': False, 'q2': True})},{chunk('b2', {'q3': False, 'q4': False})}"
+    after = f"{chunk('a1', {'q1': True, 'q2': True})},{chunk('a2', {'q3': True, 'q4': False})}"
+    assert script.main([f"uncompiled={before}", f"compiled={after}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert next(line for line in lines if line.startswith("| uncompiled")).split(" | ")[2:4] == ["0.250", "0.250"]
+    assert "| compiled | 4 | 0.750 (+0.500 [" in next(line for line in lines if line.startswith("| compiled"))
+    assert script.main([f"uncompiled={before}", f"compiled={after},{chunk('a3', {'q5': True}, evidence_k=3)}"]) == 2
+    err = capsys.readouterr().err
+    assert "a3 differ from" in err and "b1" not in err  # evidence_k differs, not only data.ids
+    assert script.main([f"uncompiled={before}", f"compiled={after},{chunk('a4', {'q4': True})}"]) == 2
+    assert "a question is in more than one of its runs" in capsys.readouterr().err
+
+
 def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_path, capsys):
     from askfirst.config import save_resolved
 

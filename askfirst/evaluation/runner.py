@@ -133,7 +133,17 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
     records = [done[e.id] for e in examples]
     scores = [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", ""), "collection": e.get("collection") or ""}
               for e, r in zip(examples, records, strict=True)]
-    summary = aggregate([{k2: v for k2, v in s.items() if k2 not in ("id", "kind", "collection")} for s in scores])
+    summary = run_summary(scores, records)
+    write_atomic(run_dir / "scores.jsonl", "".join(json.dumps(s) + "\n" for s in scores))
+    write_atomic(run_dir / "metrics.json", json.dumps(summary, indent=2))
+    return EvalResult(records, scores, summary, run_dir)
+
+
+def run_summary(scores: list[dict], records: list[dict]) -> dict:
+    """What ``metrics.json`` holds before judging: the means and tables of ``aggregate`` over the per-question
+    ``scores``, the ranking metrics per collection, and what the questions' ``records`` cost (seconds, LM calls and
+    tokens per question, the run's price where litellm knows every model's)."""
+    summary = aggregate([{k: v for k, v in s.items() if k not in ("id", "kind", "collection")} for s in scores])
     summary |= per_collection(scores)
     summary["seconds_per_question"] = sum(r["seconds"] for r in records) / len(records)
     summary["lm_calls_per_question"] = sum(r["lm_calls"] for r in records) / len(records)
@@ -141,9 +151,7 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
     summary["tokens_out_per_question"] = sum(r.get("tokens_out") or 0 for r in records) / len(records)
     costs = [r.get("cost_usd") for r in records]
     summary["cost_usd"] = sum(costs) if costs and all(c is not None for c in costs) else None
-    write_atomic(run_dir / "scores.jsonl", "".join(json.dumps(s) + "\n" for s in scores))
-    write_atomic(run_dir / "metrics.json", json.dumps(summary, indent=2))
-    return EvalResult(records, scores, summary, run_dir)
+    return summary
 
 
 def judge_records(examples: list[dspy.Example], records: list[dict], judges, passage_text: dict[str, str], *, run_dir: Path) -> dict:
