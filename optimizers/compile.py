@@ -125,11 +125,18 @@ def save_compiled(program: dspy.Module, run_dir: Path, *, seed: dspy.Module | No
         for name, predictor in program.named_predictors():
             predictor.lm = lms[name]
     if seed is not None:
-        before, after = ({name: _prompt_state(p) for name, p in m.named_predictors()} for m in (seed, program))
+        changed = set(changed_steps(program, seed=seed))
         state = json.loads(path.read_text(encoding="utf-8"))
-        kept = {name: value for name, value in state.items() if name == "metadata" or before.get(name) != after.get(name)}
+        kept = {name: value for name, value in state.items() if name == "metadata" or name in changed}
         write_atomic(path, json.dumps(kept, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def changed_steps(program: dspy.Module, *, seed: dspy.Module) -> list[str]:
+    """The names of ``program``'s predictors whose instruction or demos (as saved) are not ``seed``'s, in program order:
+    the steps a compile changed, which ``save_compiled`` keeps."""
+    before = {name: _prompt_state(p) for name, p in seed.named_predictors()}
+    return [name for name, p in program.named_predictors() if before.get(name) != _prompt_state(p)]
 
 
 def _prompt_state(predictor: dspy.Predict) -> tuple[str, list]:

@@ -183,6 +183,7 @@ def test_the_askfirst_program_compiles_on_the_training_half_alone(monkeypatch, c
     assert {"rewrite", "assess", "passage_answers", "expand", "responders"} <= {name.split(".")[0] for name in offered}
     state = json.loads((run_dir / "program.json").read_text())
     assert set(state) - {"metadata"} <= set(offered)
+    assert f"({len(state) - 1} step(s) changed" in out  # the command names what the file holds
 
 
 def test_serve_rebuilds_each_compiled_run_from_its_own_config(monkeypatch, capsys, tmp_path, fake_lm, retriever):

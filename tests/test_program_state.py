@@ -6,7 +6,7 @@ import pytest
 
 from askfirst.config import load_config
 from askfirst.datasets.errors import DataError
-from askfirst.optimizers.compile import load_compiled, program_state_path, save_compiled
+from askfirst.optimizers.compile import changed_steps, load_compiled, program_state_path, save_compiled
 from askfirst.optimizers.program_state import ProgramStateError
 from askfirst.programs.factory import build_program
 
@@ -77,6 +77,7 @@ def test_saved_against_its_seed_a_compiled_program_names_only_the_steps_it_chang
     compiled.responders.complete.demos = [{"question": "q", "answer": "a"}]
     state = json.loads(save_compiled(compiled, tmp_path, seed=seed).read_text())
     assert set(state) == {"responders.complete", "metadata"} and state["metadata"]["dependency_versions"]
+    assert changed_steps(compiled, seed=seed) == ["responders.complete"] and changed_steps(seed, seed=_program(retriever)) == []
     (tmp_path / "unchanged").mkdir()
     assert set(json.loads(save_compiled(seed, tmp_path / "unchanged", seed=_program(retriever)).read_text())) == {"metadata"}
     load_compiled(seed, tmp_path)

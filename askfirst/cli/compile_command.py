@@ -26,7 +26,7 @@ def compile_(
     from askfirst.datasets.splits import configured_questions, split_by_conversation
     from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens, tracking_tokens
     from askfirst.lm.factory import build_lm
-    from askfirst.optimizers.compile import compile_program, describe_training_set, save_compiled
+    from askfirst.optimizers.compile import changed_steps, compile_program, describe_training_set, save_compiled
     from askfirst.optimizers.curves import instruction_diff, instructions, optimisation_curve
     from askfirst.run_dir import new_run_dir, write_atomic
     from askfirst.session import open_session
@@ -66,6 +66,7 @@ def compile_(
                                            judges=judges, use_mlflow=tracker.enabled)
                 tokens_in, tokens_out = tracked_tokens()  # every LM of the run, the reflection LM included; cached calls cost none
             path = save_compiled(compiled, run_dir, seed=session.program)  # only the steps it changed
+            steps = changed_steps(compiled, seed=session.program)
             curve = optimisation_curve(compiled)
             for row in curve:
                 tracker.log_metrics({"candidate_score": row["score"], "best_score": row["best_so_far"], "metric_calls": row["metric_calls"]},
@@ -85,7 +86,6 @@ def compile_(
     finally:
         session.close()
     changed = sum(1 for line in diff.splitlines() if line.startswith("+++"))
-    steps = sorted(set(json.loads(path.read_text(encoding="utf-8"))) - {"metadata"})  # the file names the steps it changed
     console.print(f"compiled program: {path}  ({len(steps)} step(s) changed{': ' + ', '.join(steps) if steps else ''}; "
                   f"{changed} instruction(s), see {run_dir / 'instructions.diff'}; {counter.count} LM calls, "
                   f"{tokens_in} input and {tokens_out} output tokens)\n"
