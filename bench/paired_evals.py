@@ -13,13 +13,11 @@ then left out).
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from askfirst.ablation import Cell, CellResult, compare, compared_keys
-from askfirst.config import load_config
-from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores, run_summary
+from askfirst.evaluation.pooled_runs import pooled_run
 from askfirst.table_export import FORMATS, comparison_table, render
 
 
@@ -29,26 +27,11 @@ def load_run(label: str, folders: list[Path]) -> tuple[CellResult, int]:
     Raises:
         ValueError: The runs' configs differ in more than ``data.ids``, or a question is in two of them.
     """
-    configs = [load_config(folder / "config.yaml") for folder in folders]
-    unlike = [str(folder) for folder, config in zip(folders, configs) if _but_ids(config) != _but_ids(configs[0])]
-    if unlike:
-        raise ValueError(f"{label}: the configs of {', '.join(unlike)} differ from {folders[0]}'s in more than data.ids")
-    scores = [sc for folder in folders for sc in read_scores(folder)]
-    if len({sc["id"] for sc in scores}) != len(scores):
-        raise ValueError(f"{label}: a question is in more than one of its runs")
-    if len(folders) == 1:
-        summary = json.loads((folders[0] / "metrics.json").read_text(encoding="utf-8"))
-    else:
-        # the last record of a question, as the run read its own file back (an errored question asked again appends one)
-        records = {qid: rec for folder in folders for qid, rec in read_finished(folder / PREDICTIONS_FILE).items()}
-        summary = run_summary(scores, [records[sc["id"]] for sc in scores])
-    return CellResult(Cell(label, []), sorted(scores, key=lambda sc: sc["id"]), summary), configs[0].program.evidence_k
-
-
-def _but_ids(config) -> dict:
-    dumped = config.model_dump(mode="json")
-    dumped["data"].pop("ids", None)
-    return dumped
+    try:
+        run = pooled_run(folders)
+    except ValueError as exc:
+        raise ValueError(f"{label}: {exc}") from exc
+    return CellResult(Cell(label, []), run.scores, run.summary), run.config.program.evidence_k
 
 
 def main(argv: list[str]) -> int:

@@ -109,7 +109,29 @@ def test_paired_evals_pools_chunk_runs_and_takes_their_means_from_the_pooled_sco
     err = capsys.readouterr().err
     assert "a3 differ from" in err and "b1" not in err  # evidence_k differs, not only data.ids
     assert script.main([f"uncompiled={before}", f"compiled={after},{chunk('a4', {'q4': True})}"]) == 2
-    assert "a question is in more than one of its runs" in capsys.readouterr().err
+    assert "compiled: question q4 is in more than one of the runs" in capsys.readouterr().err
+
+
+def test_gate_swap_takes_the_gate_runs_route_where_its_gate_stopped_and_lists_what_only_the_other_gate_stopped(tmp_path, capsys):
+    from askfirst.config import save_resolved
+
+    def run(name: str, rows: dict[str, tuple[str, bool, bool]]) -> Path:  # id: (expected route, right, gated)
+        folder = tmp_path / name
+        folder.mkdir()
+        save_resolved(load_config(), folder)
+        (folder / "scores.jsonl").write_text("".join(json.dumps({"id": qid, "expected_route": exp, "route_correct": ok}) + "\n"
+                                                     for qid, (exp, ok, _) in rows.items()))
+        (folder / "predictions.jsonl").write_text("".join(json.dumps({"id": qid, "route": "idk", "extras": {"gated": gated}}) + "\n"
+                                                          for qid, (_, _, gated) in rows.items()))
+        (folder / "metrics.json").write_text("{}")
+        return folder
+
+    gate = run("gate", {"q1": ("idk", True, True), "q2": ("answer", False, False), "q3": ("answer", True, False)})
+    rest = run("rest", {"q1": ("idk", False, False), "q2": ("answer", True, False), "q3": ("answer", False, True)})
+    assert _bench_script("gate_swap").main([f"plain={gate}", f"compiled={rest}"]) == 0
+    out = capsys.readouterr().out
+    assert "| answer | 1 | 0 | 1 | 1 |" in out and "| idk | 1 | 1 | 0 | 1 |" in out and "| all | 2 | 1 | 1 | 2 |" in out
+    assert "1 question(s) only compiled's gate turned away, not counted (they need a run): q3" in out
 
 
 def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_path, capsys):

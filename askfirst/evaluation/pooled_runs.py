@@ -1,0 +1,56 @@
+"""Finished eval runs read back as one: the chunks of a question set run apart (``data.ids`` in turn), pooled."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from askfirst.config import AskFirstConfig, load_config
+from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores, run_summary
+
+
+@dataclass
+class PooledRun:
+    """Attributes:
+        config: The first run's config (the others' are the same but for ``data.ids``).
+        scores: Every question's scores, sorted by id.
+        records: Every question's prediction record, by id (the last one a run wrote for it, as the run read it back).
+        summary: One run's own ``metrics.json``; of several, what one run of all their questions would have written
+            before judging (``run_summary``; the judged MTRAGEval HM, a whole-run figure, is not pooled).
+    """
+
+    config: AskFirstConfig
+    scores: list[dict]
+    records: dict[str, dict]
+    summary: dict
+
+
+def pooled_run(folders: list[Path]) -> PooledRun:
+    """The finished runs in ``folders`` as one run of all their questions.
+
+    Raises:
+        ValueError: Their configs differ in more than ``data.ids``, or a question is in two of them.
+    """
+    configs = [load_config(folder / "config.yaml") for folder in folders]
+    unlike = [str(folder) for folder, config in zip(folders, configs) if _but_ids(config) != _but_ids(configs[0])]
+    if unlike:
+        raise ValueError(f"the configs of {', '.join(unlike)} differ from {folders[0]}'s in more than data.ids")
+    scores = [sc for folder in folders for sc in read_scores(folder)]
+    seen: set[str] = set()
+    for qid in (sc["id"] for sc in scores):
+        if qid in seen:
+            raise ValueError(f"question {qid} is in more than one of the runs {', '.join(map(str, folders))}")
+        seen.add(qid)
+    records = {qid: rec for folder in folders for qid, rec in read_finished(folder / PREDICTIONS_FILE).items()}
+    if len(folders) == 1:
+        summary = json.loads((folders[0] / "metrics.json").read_text(encoding="utf-8"))
+    else:
+        summary = run_summary(scores, [records[sc["id"]] for sc in scores])
+    return PooledRun(configs[0], sorted(scores, key=lambda sc: sc["id"]), records, summary)
+
+
+def _but_ids(config: AskFirstConfig) -> dict:
+    dumped = config.model_dump(mode="json")
+    dumped["data"].pop("ids", None)
+    return dumped
