@@ -12,7 +12,9 @@ from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_sco
 
 @dataclass
 class PooledRun:
-    """Attributes:
+    """Finished runs of one config read back as one run of all their questions.
+
+    Attributes:
         config: The first run's config (the others' are the same but for ``data.ids``).
         scores: Every question's scores, sorted by id.
         records: Every question's prediction record, by id (the last one a run wrote for it, as the run read it back).
