@@ -5,7 +5,7 @@ question), scores the finished questions as ``askfirst eval`` does, and prints w
 validation run: each expected route's accuracy with its Wilson 95% interval, the routes taken per expected route,
 the rates of "I don't know" and of clarifying on ANSWERABLE tasks, "I don't know" on UNANSWERABLE ones, clarifying
 on UNDERSPECIFIED ones, the ranking metrics, P(answerable)'s calibration against the labels and its mean per expected
-route, and seconds and LM calls per question.
+route, seconds and LM calls per question, and what decided each "I don't know" (``idk_source``).
 
     python bench/eval_report.py runs/eval-…
 """
@@ -32,6 +32,20 @@ RATES = (  # (label, expected route, route taken): the share of the expected rou
 )
 
 
+def idk_source(record: dict) -> str:
+    """What decided an "I don't know", from the askfirst program's extras: the retrieval gate (``gated``), the collection
+    check (``absent_terms`` none), the key-term check overruling the label (``key_terms.overruled``), else the label the
+    assessment gave (after escalation; for another program, its own label)."""
+    extras = record.get("extras") or {}
+    if extras.get("gated"):
+        return "retrieval gate"
+    if (extras.get("absent_terms") or {}).get("verdict") == "none":
+        return "collection check"
+    if (extras.get("key_terms") or {}).get("overruled"):
+        return "key-term check"
+    return "label"
+
+
 def report(run_dir: Path) -> dict:
     config = load_config(run_dir / "config.yaml")
     finished = read_finished(run_dir / "predictions.jsonl")
@@ -48,13 +62,17 @@ def report(run_dir: Path) -> dict:
             hits = taken[expected][route]
             rates[label] = {"n": n, "share": hits / n, "ci95": list(proportion_ci(hits, n))}
     records = [finished[e.id] for e in examples]
+    sources: dict[str, Counter] = {}
+    for row, record in zip(scores, records):
+        if row["route"] == "idk":
+            sources.setdefault(row["expected_route"], Counter())[idk_source(record)] += 1
     p_by_route: dict[str, list[float]] = {route: [] for route in summary["per_route"]}
     for row in scores:
         if row["p_answerable"] is not None:
             p_by_route[row["expected_route"]].append(row["p_answerable"])
     mean_p = {route: sum(ps) / len(ps) for route, ps in p_by_route.items() if ps}
     return {"run": str(run_dir), "finished": len(examples), "selected": len(configured_questions(config)), "summary": summary,
-            "rates": rates, "mean_p_answerable_by_route": mean_p,
+            "rates": rates, "mean_p_answerable_by_route": mean_p, "idk_sources": {route: dict(c) for route, c in sources.items()},
             "seconds_per_question": sum(r["seconds"] for r in records) / max(len(records), 1),
             "lm_calls_per_question": sum(r["lm_calls"] for r in records) / max(len(records), 1)}
 
@@ -90,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{s['mean_p_answerable']:.3f}): AUC {'n/a' if auc is None else f'{auc:.3f}'}, Brier {s['answerability_brier']:.3f}, "
               f"ECE {s['answerability_ece']:.3f}; mean P by expected route: "
               + ", ".join(f"{route} {p:.3f}" for route, p in r["mean_p_answerable_by_route"].items()))
+    if r["idk_sources"]:
+        print('- "I don\'t know" by what decided it, per expected route: ' + "; ".join(
+            f"{route}: " + ", ".join(f"{source} {n}" for source, n in sorted(c.items(), key=lambda kv: -kv[1]))
+            for route, c in sorted(r["idk_sources"].items())))
     return 0
 
 
