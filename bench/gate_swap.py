@@ -48,6 +48,9 @@ def main(argv: list[str]) -> int:
     if [sc["id"] for sc in gate.scores] != [sc["id"] for sc in rest.scores]:
         print("the runs differ in their questions", file=sys.stderr)
         return 2
+    if any(getattr(getattr(run.config, "askfirst", None), "escalate_gated", False) for run in (gate, rest)):
+        print("warning: askfirst.escalate_gated is on in a run: escalation reads the gate's cosine too, so the swap is an estimate",
+              file=sys.stderr)
     rows, unknown = swapped(gate, rest)
     swap = f"{gate_label}'s gate, {rest_label}'s rest"
     print(f"| expected route | n | {gate_label} | {rest_label} | {swap} |\n|---|---|---|---|---|")
