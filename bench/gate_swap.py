@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from pathlib import Path
 
-from askfirst.evaluation.pooled_runs import pooled_run
+from askfirst.evaluation.pooled_runs import labelled_run
 from askfirst.evaluation.stats import paired_bootstrap
 
 
@@ -39,16 +38,15 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2 or not all("=" in a for a in argv):
         print(__doc__, file=sys.stderr)
         return 2
-    (gate_label, gate_dirs), (rest_label, rest_dirs) = (a.split("=", 1) for a in argv)
     try:
-        gate, rest = (pooled_run([Path(f) for f in dirs.split(",")]) for dirs in (gate_dirs, rest_dirs))
+        (gate_label, gate), (rest_label, rest) = (labelled_run(argument) for argument in argv)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
     if [sc["id"] for sc in gate.scores] != [sc["id"] for sc in rest.scores]:
         print("the runs differ in their questions", file=sys.stderr)
         return 2
-    if any(getattr(getattr(run.config, "askfirst", None), "escalate_gated", False) for run in (gate, rest)):
+    if any(run.config.askfirst.escalate_gated for run in (gate, rest)):
         print("warning: askfirst.escalate_gated is on in a run: escalation reads the gate's cosine too, so the swap is an estimate",
               file=sys.stderr)
     rows, unknown = swapped(gate, rest)

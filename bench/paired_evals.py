@@ -14,23 +14,19 @@ then left out).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from askfirst.ablation import Cell, CellResult, compare, compared_keys
-from askfirst.evaluation.pooled_runs import pooled_run
+from askfirst.evaluation.pooled_runs import labelled_run
 from askfirst.table_export import FORMATS, comparison_table, render
 
 
-def load_run(label: str, folders: list[Path]) -> tuple[CellResult, int]:
-    """The runs' per-question scores and summary as one comparison cell, and their evidence size.
+def load_run(argument: str) -> tuple[CellResult, int]:
+    """A ``LABEL=run[,run…]`` argument's per-question scores and summary as one comparison cell, and its evidence size.
 
     Raises:
         ValueError: The runs' configs differ in more than ``data.ids``, or a question is in two of them.
     """
-    try:
-        run = pooled_run(folders)
-    except ValueError as exc:
-        raise ValueError(f"{label}: {exc}") from exc
+    label, run = labelled_run(argument)
     return CellResult(Cell(label, []), run.scores, run.summary), run.config.program.evidence_k
 
 
@@ -40,8 +36,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        (ref, k_ref), (other, k_other) = (load_run(label, [Path(f) for f in folders.split(",")])
-                                          for label, folders in (a.split("=", 1) for a in argv))
+        (ref, k_ref), (other, k_other) = (load_run(argument) for argument in argv)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -56,3 +56,16 @@ def _but_ids(config: AskFirstConfig) -> dict:
     dumped = config.model_dump(mode="json")
     dumped["data"].pop("ids", None)
     return dumped
+
+
+def labelled_run(argument: str) -> tuple[str, PooledRun]:
+    """A bench script's ``LABEL=run[,run…]`` argument: its label and its comma-separated runs pooled.
+
+    Raises:
+        ValueError: As ``pooled_run`` does, its message led by the label.
+    """
+    label, _, folders = argument.partition("=")
+    try:
+        return label, pooled_run([Path(folder) for folder in folders.split(",")])
+    except ValueError as exc:
+        raise ValueError(f"{label}: {exc}") from exc
