@@ -78,6 +78,18 @@ def check_lm(role: str, lm: LMConfig, *, needed: bool) -> Check:
     return Check(f"{role}: {lm.model}", True, detail, needed=needed)
 
 
+def check_llama_build() -> Check:
+    """Whether the installed llama.cpp has its AMX kernels, which crash the first decode with SIGSEGV on some machines
+    with AMX (ggml-org/llama.cpp#20824; this project's setup leaves them out). Not blocking: elsewhere they may work."""
+    import llama_cpp
+
+    features = llama_cpp.llama_print_system_info().decode(errors="replace")
+    if "AMX_INT8 = 1" in features:
+        return Check("llama.cpp build", False, "built with llama.cpp's AMX kernels, which crash on some AMX machines "
+                     "(ggml-org/llama.cpp#20824)", "bash scripts/setup.sh (rebuilds llama-cpp-python without them)", needed=False)
+    return Check("llama.cpp build", True, "no AMX kernels", needed=False)
+
+
 def check_embedder(config: AskFirstConfig) -> Check:
     from askfirst.retrieval.embedder import EmbedderError, resolve_model_dir
 
@@ -141,5 +153,8 @@ def _locations(config: AskFirstConfig) -> list[Check]:
 
 def diagnose(config: AskFirstConfig) -> list[Check]:
     """Every check for ``config``, in report order."""
-    checks = [check_lm(role, lm, needed=needed) for role, lm, needed in lm_roles(config)]
+    roles = lm_roles(config)
+    checks = [check_lm(role, lm, needed=needed) for role, lm, needed in roles]
+    if any(lm.model.startswith("local/") for _, lm, _ in roles) and importlib.util.find_spec("llama_cpp") is not None:
+        checks.append(check_llama_build())
     return checks + [check_embedder(config), *check_data(config), *check_locations(config)]

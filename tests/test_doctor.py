@@ -95,3 +95,24 @@ def test_an_index_of_the_old_layout_blocks_and_names_the_rebuild(tmp_path):
     assert not index.ok and index.blocking and "old layout" in index.detail and "askfirst index" in index.fix
     PassageStore(collection="demo", dim=384, path=tmp_path / "qdrant", rebuild_old_layout=True).close()
     assert {c.what: c for c in diagnose(config)}["index (Qdrant)"].ok
+
+
+def test_a_llama_cpp_build_with_amx_kernels_is_reported_but_does_not_block(monkeypatch, tmp_path):
+    import importlib.machinery
+    import types
+
+    from askfirst.doctor import check_llama_build
+
+    features = {"info": b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | REPACK = 1 | "}
+    fake = types.ModuleType("llama_cpp")  # an installed llama_cpp, as find_spec sees it, reporting these features
+    fake.__spec__ = importlib.machinery.ModuleSpec("llama_cpp", None)
+    fake.llama_print_system_info = lambda: features["info"]
+    monkeypatch.setitem(sys.modules, "llama_cpp", fake)
+    check = check_llama_build()
+    assert not check.ok and not check.blocking and "llama.cpp#20824" in check.detail and "setup.sh" in check.fix
+    features["info"] = b"CPU : AVX2 = 1 | AVX512 = 1 | REPACK = 1 | "
+    assert check_llama_build().ok
+    names = [c.what for c in diagnose(load_config(overrides=[f"runs_dir={tmp_path}"]))]
+    assert names.count("llama.cpp build") == 1  # the demo config's LMs are local
+    remote = ["lm.model=openai/gpt-4o-mini", "retrieval_lm=null"]
+    assert "llama.cpp build" not in [c.what for c in diagnose(load_config(overrides=[f"runs_dir={tmp_path}", *remote]))]
