@@ -235,3 +235,66 @@ def test_clarification_options_counts_what_the_responders_clarifications_offer(t
     out, err = capsys.readouterr()
     assert f"| {tmp_path.name} | 5 | 1 | 1 | 1 | 1 |" in out  # the second asks no choice; the third offers none; the fifth titles
     assert "'How much is it?' -> 'Which of the above is the lab fee?'" in err and "EUR 85" not in err
+
+
+def test_assessment_demos_draws_one_labelled_demo_of_each_label_with_a_judged_sentence_as_the_answer():
+    import types
+
+    import dspy
+
+    from askfirst.programs.base import Resources
+    from askfirst.programs.registry import Registry
+    from tests.conftest import ListRetriever
+
+    resources = Resources(retriever=ListRetriever())
+    program = Registry(resources).build("askfirst", load_config(overrides=["program.kind=askfirst", "program.reranker=false"]))
+    session = types.SimpleNamespace(program=program, resources=resources)
+
+    def task(tid, label, *, qrels=None, reference=""):
+        return dspy.Example(id=tid, conversation=[{"role": "user", "content": f"question {tid}?"}], answerability=label,
+                            reference=reference, qrels=qrels or {})
+
+    tasks = [task("a-unjudged", "ANSWERABLE", qrels={"elsewhere": 1}, reference="EUR 85"),  # no judged passage shown
+             task("a", "ANSWERABLE", qrels={"fees-lab": 1}, reference="The lab fee is EUR 85 per course."),
+             task("p", "PARTIAL", qrels={"fees-registration": 1}, reference="A registration fee of EUR 60"),
+             task("u", "UNANSWERABLE"), task("s", "UNDERSPECIFIED")]
+    script = _bench_script("assessment_demos")
+    # Every seed draws all but the unjudged ANSWERABLE task: the draw order is seeded, the labels interleaved as LABELS orders them.
+    demos = script.labelled_demos(session, tasks, per_label=1, passages=3, seed=0)
+    assert [d.label for d in demos] == ["ANSWERABLE", "PARTIAL", "UNDERSPECIFIED", "UNANSWERABLE"]
+    assert demos[0].question == "question a?" and demos[0].answering_sentences == [
+        "[fees-lab] A laboratory fee of EUR 85 is charged for each laboratory course."]
+    assert demos[1].answering_sentences[0].startswith("[fees-registration] ")
+    assert demos[2].answering_sentences == [] and demos[3].answering_sentences == []
+    assert "[course-cs201] CS 201:" in demos[0].passages
+    assert script.asked_about("How much does the lab fee for CS 201 cost per semester?") == "lab fee CS 201 semester"
+    rows = [{"gold": "ANSWERABLE", "p": 0.9}, {"gold": "PARTIAL", "p": 0.4}, {"gold": "UNANSWERABLE", "p": 0.4},
+            {"gold": "UNDERSPECIFIED", "p": 0.0}]
+    assert script.auc(rows) == 0.75  # 0.9 above 0.4, 0.4 tied with 0.4; UNDERSPECIFIED not counted
+    assert script.auc(rows[:2]) is None
+
+
+def test_assessment_demos_rebuilds_the_inputs_of_the_tasks_the_assessment_labelled_without_escalation():
+    import types
+
+    import dspy
+
+    from askfirst.programs.base import Resources
+    from askfirst.programs.registry import Registry
+    from tests.conftest import PASSAGES, ListRetriever
+
+    program = Registry(Resources(retriever=ListRetriever())).build("askfirst", load_config(overrides=["program.kind=askfirst"]))
+    store = types.SimpleNamespace(get_passages=lambda ids: {p.passage_id: p for p in PASSAGES if p.passage_id in ids})
+    session = types.SimpleNamespace(program=program, store=store)
+    conversation = [{"role": "user", "content": "How much is it?"}, {"role": "assistant", "content": "Which fee?"},
+                    {"role": "user", "content": "The lab one"}]
+    tasks = [dspy.Example(id=tid, conversation=conversation) for tid in ("assessed", "gated", "escalated", "unrun")]
+    extras = {"standalone_query": "How much is the lab fee?", "answering_sentences": [], "escalated": False}
+    records = {"assessed": {"retrieved": ["fees-lab", "gone"], "extras": extras},
+               "gated": {"retrieved": [], "extras": extras | {"answering_sentences": None}},
+               "escalated": {"retrieved": ["fees-lab"], "extras": extras | {"escalated": True}}}
+    rows = _bench_script("assessment_demos").assessed_inputs(session, tasks, records)
+    assert [task.id for task, _ in rows] == ["assessed"]
+    inputs = rows[0][1]
+    assert inputs["question"] == "How much is the lab fee?" and "How much is it?" in inputs["conversation_history"]
+    assert inputs["passages"].startswith("[fees-lab] Laboratory fee: A laboratory fee") and "gone" not in inputs["passages"]
