@@ -27,7 +27,6 @@ UNANSWERABLE). No route, reply or later check is computed: a label is what the p
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 from collections import Counter
@@ -38,6 +37,7 @@ from rouge_score import rouge_scorer
 
 from askfirst.cli.options import resolve
 from askfirst.config import load_config
+from askfirst.datasets.jsonl import write_jsonl
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.runner import read_finished
 from askfirst.evaluation.stats import paired_bootstrap
@@ -77,8 +77,7 @@ def labelled_demos(session, tasks: list, *, per_label: int, passages: int, seed:
         label = task.get("answerability")
         if label not in chosen or len(chosen[label]) >= per_label:
             continue
-        question, history, _ = question_and_history(task.conversation, max_question_chars=program.program_config.max_question_chars,
-                                                    history_turns=program.program_config.history_turns)
+        question, history, _ = question_and_history(task.conversation, program.program_config)
         if len(history) > MAX_HISTORY_CHARS:
             continue
         shown = session.resources.search([question], passages)[:passages]
@@ -102,8 +101,7 @@ def assessed_inputs(session, tasks: list, records: dict[str, dict]) -> list[tupl
         extras = (rec or {}).get("extras") or {}
         if rec is None or extras.get("answering_sentences") is None or extras.get("escalated"):
             continue
-        _, history, _ = question_and_history(task.conversation, max_question_chars=program.program_config.max_question_chars,
-                                             history_turns=program.program_config.history_turns)
+        _, history, _ = question_and_history(task.conversation, program.program_config)
         found = store.get_passages(rec["retrieved"])
         evidence = [found[pid] for pid in rec["retrieved"] if pid in found]
         rows.append((task, {"conversation_history": history, "question": extras["standalone_query"],
@@ -192,10 +190,7 @@ def main() -> None:
         session.close()
     report(variants)
     if args.out:
-        with args.out.open("w", encoding="utf-8") as handle:
-            for name, results in variants.items():
-                for row in results:
-                    handle.write(json.dumps({"variant": name, **row}) + "\n")
+        write_jsonl(args.out, ({"variant": name, **row} for name, results in variants.items() for row in results))
 
 
 if __name__ == "__main__":

@@ -68,8 +68,7 @@ def sets(*, follow_ups: bool = False) -> dict[str, list]:
 def unseen_in_follow_up(conversation: list[dict], program) -> list[str]:
     """The follow-up check's words for the conversation's last turn, given the earlier turns ``program`` (the program
     section of the config) has the program read."""
-    question, history, _ = question_and_history(conversation, max_question_chars=program.max_question_chars,
-                                                history_turns=program.history_turns)
+    question, history, _ = question_and_history(conversation, program)
     return unseen_demonstratives(question, history_text(history))
 
 

@@ -77,8 +77,7 @@ def replay(run_dir: Path, overrides: list[str], *, show: int = 10) -> Counter:
                 raise SystemExit(f"{run_dir}: {record['id']}'s evidence is not in the store at {store_path(config)}; give the "
                                  f"run's index with --set runs_dir=… (a relative runs_dir is read from the current folder)")
             evidence = [found[pid] for pid in record["retrieved"]]
-            _, history, _ = question_and_history(examples[record["id"]].conversation, max_question_chars=config.program.max_question_chars,
-                                                 history_turns=config.program.history_turns)
+            _, history, _ = question_and_history(examples[record["id"]].conversation, config.program)
             state = {"evidence": evidence, "candidates": [], "extras": {"ambiguity": {}}}
             try:
                 now = bool(program._ambiguous(record["extras"]["standalone_query"], history, state))

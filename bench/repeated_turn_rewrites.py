@@ -35,8 +35,7 @@ def main(run: str) -> None:
         if example.id not in rewrites:
             continue
         # the question and history as the program reads them
-        question, history, _ = question_and_history(example.conversation, max_question_chars=config.program.max_question_chars,
-                                                    history_turns=config.program.history_turns)
+        question, history, _ = question_and_history(example.conversation, config.program)
         if repeats_earlier_turn(question, rewrites[example.id], history):
             picked.append(example.id)
             print(f"{example.get('answerability')}: {question[:80]!r} -> {rewrites[example.id][:80]!r}", file=sys.stderr)

@@ -22,10 +22,10 @@ tune-threshold`` reports it).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from askfirst.cli.options import resolve
+from askfirst.datasets.jsonl import write_jsonl
 from askfirst.datasets.mtrag import load_mtrag_rewrites
 from askfirst.datasets.shared_data import shared_data_dir
 from askfirst.datasets.splits import configured_questions
@@ -105,10 +105,7 @@ def main() -> None:
         moved = sum(r["query"] != b["query"] for r, b in zip(rows, base))
         print(f"| {name} | " + " | ".join(cells) + f" | {moved} |")
     if args.out:
-        with args.out.open("w", encoding="utf-8") as handle:
-            for name, rows in variants.items():
-                for row in rows:
-                    handle.write(json.dumps({"variant": name, **row}) + "\n")
+        write_jsonl(args.out, ({"variant": name, **row} for name, rows in variants.items() for row in rows))
 
 
 if __name__ == "__main__":

@@ -43,8 +43,7 @@ CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
 def cue_words(conversation: list[dict], program) -> tuple[str, list[str]]:
     """The conversation's last turn and the words the cue marks in it, given the earlier turns as the program sees them
     (``program.history_turns`` of them, each cut as the LM is shown it, without role labels)."""
-    question, history, _ = question_and_history(conversation, max_question_chars=program.max_question_chars,
-                                                history_turns=program.history_turns)
+    question, history, _ = question_and_history(conversation, program)
     return question, unnamed_referents(question, history_text(history))
 
 
@@ -108,8 +107,7 @@ def print_topic_switch(thresholds=(0.10, 0.125, 0.15, 0.20)) -> None:
     for name, (config, split) in sets.items():
         counts = {label: Counter() for label in CLASSES}
         for example in configured_questions(config, split=split):
-            question, history, _ = question_and_history(example.conversation, max_question_chars=config.program.max_question_chars,
-                                                        history_turns=config.program.history_turns)
+            question, history, _ = question_and_history(example.conversation, config.program)
             tally = counts[example.answerability]
             tally["n"] += 1
             # the program's own check; its record's similarity does not depend on the threshold given

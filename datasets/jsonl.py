@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -88,6 +88,13 @@ def append_record(handle: IO[str], record: dict) -> None:
     """Append one record as one line and flush it, so a finished item survives an interruption."""
     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     handle.flush()
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict]) -> None:
+    """Write ``records`` to ``path`` (replacing it), one line each, each flushed as it is written."""
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for record in records:
+            append_record(handle, record)
 
 
 def each_resumably(examples, measure: Callable[[object], dict], *, checkpoint: Path | None, what: str) -> dict[str, dict]:

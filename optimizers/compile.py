@@ -102,16 +102,16 @@ def scored_by(metric, examples: list, what: str) -> list:
     return kept
 
 
-def save_compiled(program: dspy.Module, run_dir: Path, *, seed: dspy.Module | None = None) -> Path:
+def save_compiled(program: dspy.Module, run_dir: Path, *, steps: list[str] | None = None) -> Path:
     """Save the optimised instructions and demos as DSPy state JSON (never pickle) beside the run's config.yaml.
 
     Per-step LMs are left out: the config rebuilds them, and a saved llama.cpp engine would name a local
     class that DSPy (rightly) refuses to import from a file.
 
     Args:
-        seed: The program the compile started from. Given, a predictor whose instruction and demos are the seed's is
-            left out of the file, so it names only what the compile changed and loads into the program with other
-            stages switched off (a compile that changed nothing saves no predictor).
+        steps: The predictors to keep (``changed_steps``: the ones a compile changed), so the file names only what the
+            compile changed and loads into the program with other stages switched off (an empty list saves no
+            predictor). ``None`` keeps every predictor.
     """
     path = run_dir / PROGRAM_FILE
     lms = {name: predictor.lm for name, predictor in program.named_predictors()}
@@ -124,17 +124,16 @@ def save_compiled(program: dspy.Module, run_dir: Path, *, seed: dspy.Module | No
     finally:
         for name, predictor in program.named_predictors():
             predictor.lm = lms[name]
-    if seed is not None:
-        changed = set(changed_steps(program, seed=seed))
+    if steps is not None:
         state = json.loads(path.read_text(encoding="utf-8"))
-        kept = {name: value for name, value in state.items() if name == "metadata" or name in changed}
+        kept = {name: value for name, value in state.items() if name == "metadata" or name in steps}
         write_atomic(path, json.dumps(kept, indent=2, ensure_ascii=False) + "\n")
     return path
 
 
 def changed_steps(program: dspy.Module, *, seed: dspy.Module) -> list[str]:
     """The names of ``program``'s predictors whose instruction or demos (as saved) are not ``seed``'s, in program order:
-    the steps a compile changed, which ``save_compiled`` keeps."""
+    the steps a compile changed, which ``save_compiled`` is told to keep."""
     before = {name: _prompt_state(p) for name, p in seed.named_predictors()}
     return [name for name, p in program.named_predictors() if before.get(name) != _prompt_state(p)]
 

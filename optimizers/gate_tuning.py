@@ -69,9 +69,7 @@ SIGNALS = {"top-cosine": TOP_COSINE, "referent": REFERENT}
 
 def measure(program, example, signal: GateSignal) -> dict:
     """``{"query", signal.name, …, "answerability"}`` for one question."""
-    config = program.program_config
-    question, history, _ = question_and_history(example.conversation, max_question_chars=config.max_question_chars,
-                                                history_turns=config.history_turns)
+    question, history, _ = question_and_history(example.conversation, program.program_config)
     return {**signal.read(program, question, history), "answerability": example.answerability}
 
 

@@ -66,11 +66,9 @@ def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite
         ``[{"id", "query", "ranked", "top_cosine", "gated"}]`` in the order of ``tasks``: the retrieval gate's signal for
         the query (``None`` without a dense index) and whether the program's gate turns it away.
     """
-    settings = program.program_config
     rows = []
     for task in tasks:
-        question, history, _ = question_and_history(task.conversation, max_question_chars=settings.max_question_chars,
-                                                    history_turns=settings.history_turns)
+        question, history, _ = question_and_history(task.conversation, program.program_config)
         query = program.search_query(question, history) if rewrite else question
         top_cosine = program.top_cosine(query)
         rows.append({"id": task.id, "query": query, "ranked": unique_in_order([p.doc_id for p in program.resources.search([query], k)]),

@@ -16,7 +16,8 @@ quiet .venv/bin/pip install --quiet torch==2.13.0
 # on some machines, this workplace's Sapphire Rapids virtual machines among them, crash the first decode with SIGSEGV
 # (ggml-org/llama.cpp#20824). They are left out; everything else -march=native gives is kept (GCC and Clang let an
 # explicit -mno-* win over -march=native). Elsewhere nothing is added, and the build is the same as before.
-llama_has_amx() { .venv/bin/python -c "import llama_cpp, sys; sys.exit('AMX_INT8 = 1' not in llama_cpp.llama_print_system_info().decode())" 2>/dev/null; }
+# Whether the installed build has them: `askfirst doctor`'s own check, run once askfirst is installed.
+llama_has_amx() { .venv/bin/python -c "import sys; from askfirst.doctor import check_llama_build; sys.exit(check_llama_build().ok)" 2>/dev/null; }
 if grep -qw amx_int8 /proc/cpuinfo 2>/dev/null; then
   export CFLAGS="${CFLAGS:-} $NO_AMX" CXXFLAGS="${CXXFLAGS:-} $NO_AMX"
 fi

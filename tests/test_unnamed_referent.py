@@ -1,6 +1,7 @@
 """The askfirst program's checks for a thing the question never names (no LM): dangling pronouns and demonstratives, a
 follow-up's demonstrative new to the conversation, the unnamed-referent cues, and a follow-up that switches topic."""
 
+from askfirst.config import ProgramConfig
 from askfirst.programs.askfirst.key_terms import documents_with
 from askfirst.programs.askfirst.topic_switch import switched_referents, topic_similarity
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_kind, dangling_question, dangling_references, referent_question,
@@ -91,7 +92,7 @@ _, LOAN_HISTORY, _ = question_and_history([{"role": "user", "content": "Which sc
                                            {"role": "assistant", "content": "The Northmoor Merit Scholarship [schol-merit]."},
                                            {"role": "user", "content": "Is it renewable?"}, {"role": "assistant", "content": "Yes."},
                                            {"role": "user", "content": "What documentation is needed to apply for the loan?"}],
-                                          max_question_chars=500, history_turns=6)
+                                          ProgramConfig(max_question_chars=500, history_turns=6))
 
 
 def test_topic_similarity_is_the_best_cosine_to_an_earlier_user_turn():

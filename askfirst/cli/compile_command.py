@@ -65,8 +65,8 @@ def compile_(
                 compiled = compile_program(session.program, train, val, config=cfg, reflection_lm=reflection_lm, run_dir=run_dir,
                                            judges=judges, use_mlflow=tracker.enabled)
                 tokens_in, tokens_out = tracked_tokens()  # every LM of the run, the reflection LM included; cached calls cost none
-            path = save_compiled(compiled, run_dir, seed=session.program)  # only the steps it changed
             steps = changed_steps(compiled, seed=session.program)
+            path = save_compiled(compiled, run_dir, steps=steps)  # only the steps it changed
             curve = optimisation_curve(compiled)
             for row in curve:
                 tracker.log_metrics({"candidate_score": row["score"], "best_score": row["best_so_far"], "metric_calls": row["metric_calls"]},

@@ -174,8 +174,7 @@ class AskFirstProgram(dspy.Module):
         self.responders = notes.responders
 
     def forward(self, conversation) -> Reply:
-        question, history, warnings = question_and_history(conversation, max_question_chars=self.program_config.max_question_chars,
-                                                           history_turns=self.program_config.history_turns)
+        question, history, warnings = question_and_history(conversation, self.program_config)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "label": None, "confidence": None, "p_answerable": None,
                        "candidates": [], "warnings": warnings, "question": question,
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "topic_switch": None, "referent": None, "referent_cue": None, "faq": None,

@@ -82,8 +82,7 @@ class ClarionProgram(dspy.Module):
         return "\n\n".join(blocks)
 
     def forward(self, conversation) -> Reply:
-        question, history, warnings = question_and_history(conversation, max_question_chars=self.program_config.max_question_chars,
-                                                           history_turns=self.program_config.history_turns)
+        question, history, warnings = question_and_history(conversation, self.program_config)
         query = with_history(question, history)  # an earlier turn can settle (or create) the ambiguity
         trace: list[str] = []
         try:

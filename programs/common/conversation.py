@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from askfirst.retrieval.chunking import Passage
+
+if TYPE_CHECKING:
+    from askfirst.config import ProgramConfig
 
 Role = Literal["user", "assistant"]
 _ROLE_LABEL = re.compile(rf"^({'|'.join(get_args(Role))}): ", re.MULTILINE)  # as format_history writes it
@@ -81,8 +84,10 @@ def format_passages(passages: list[Passage], *, max_chars: int) -> str:
     return "\n".join(lines)
 
 
-def question_and_history(conversation, *, max_question_chars: int, history_turns: int) -> tuple[str, str, list[str]]:
-    """The latest question (cut to ``max_question_chars``), the formatted history, and warnings about any cut."""
+def question_and_history(conversation, config: ProgramConfig) -> tuple[str, str, list[str]]:
+    """The latest question (cut to the program config's ``max_question_chars``), the history (its last
+    ``history_turns`` turns, formatted), and warnings about any cut."""
+    max_question_chars, history_turns = config.max_question_chars, config.history_turns
     turns = to_turns(conversation)
     warnings = []
     question = turns[-1].content

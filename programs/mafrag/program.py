@@ -53,8 +53,7 @@ class MAFRAGProgram(dspy.Module):
         self.responders = Responders(retries=retries)
 
     def forward(self, conversation) -> Reply:
-        question, history, warnings = question_and_history(conversation, max_question_chars=self.program_config.max_question_chars,
-                                                           history_turns=self.program_config.history_turns)
+        question, history, warnings = question_and_history(conversation, self.program_config)
         state: dict = {"confidence_by_phase": {}, "ranking": [], "warnings": warnings, "queries": [question]}
         try:
             return self._escalate(question, history, state)

@@ -45,7 +45,7 @@ class IterativeNotesRAG(dspy.Module):
 
     def _inputs(self, conversation) -> tuple[str, str, list[str]]:
         """The question (cut to ``max_question_chars``), the formatted history, and warnings about the cut."""
-        return question_and_history(conversation, max_question_chars=self.config.max_question_chars, history_turns=self.config.history_turns)
+        return question_and_history(conversation, self.config)
 
     def respond(self, conversation, *, route: str, evidence: list[Passage]) -> dspy.Prediction:
         """The reply the responders give for ``route`` on ``evidence`` (what another routing decision would say)."""

@@ -45,8 +45,7 @@ class R2RAGProgram(dspy.Module):
         self.answer = dspy.Predict(AnswerWithCitations)
 
     def forward(self, conversation) -> Reply:
-        question, history, warnings = question_and_history(conversation, max_question_chars=self.program_config.max_question_chars,
-                                                           history_turns=self.program_config.history_turns)
+        question, history, warnings = question_and_history(conversation, self.program_config)
         state: dict = {"queries": [], "evidence": [], "ranking": [], "relevance": {}, "warnings": warnings}
         try:
             stage, reason = self._route(question, history)

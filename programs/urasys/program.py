@@ -82,8 +82,7 @@ class URASysProgram(dspy.Module):
         self.responders = Responders(retries=retries)
 
     def forward(self, conversation) -> dspy.Prediction:
-        question, history, warnings = question_and_history(conversation, max_question_chars=self.program_config.max_question_chars,
-                                                           history_turns=self.program_config.history_turns)
+        question, history, warnings = question_and_history(conversation, self.program_config)
         state: dict = {"queries": [], "reports": [], "evidence": [], "label": None, "attempts": 0}
         try:
             return self._manage(question, history, state, warnings)
