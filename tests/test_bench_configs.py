@@ -298,3 +298,42 @@ def test_assessment_demos_rebuilds_the_inputs_of_the_tasks_the_assessment_labell
     inputs = rows[0][1]
     assert inputs["question"] == "How much is the lab fee?" and "How much is it?" in inputs["conversation_history"]
     assert inputs["passages"].startswith("[fees-lab] Laboratory fee: A laboratory fee") and "gone" not in inputs["passages"]
+
+
+def test_answer_demos_shows_reference_answers_of_judged_answerable_training_tasks(use_dummy_lm):
+    import types
+
+    import dspy
+
+    from askfirst.programs.base import Resources
+    from askfirst.programs.registry import Registry
+    from tests.conftest import ListRetriever
+
+    resources = Resources(retriever=ListRetriever())
+    program = Registry(resources).build("askfirst", load_config(overrides=["program.kind=askfirst", "program.reranker=false"]))
+    session = types.SimpleNamespace(program=program, resources=resources)
+    reference = "The lab fee is EUR 85 for each laboratory course."
+
+    def task(tid, label, *, qrels=None, earlier=()):
+        turns = [*({"role": role, "content": text} for text in earlier for role in ("user", "assistant")),
+                 {"role": "user", "content": f"question {tid}?"}]
+        return dspy.Example(id=tid, conversation=turns, answerability=label, reference=reference, qrels=qrels or {})
+
+    tasks = [task("u", "UNANSWERABLE", qrels={"fees-lab": 1}), task("a-unjudged", "ANSWERABLE", qrels={"elsewhere": 1}),
+             task("a-long", "ANSWERABLE", qrels={"fees-lab": 1}, earlier=["x" * 300]),  # a conversation too long to show
+             task("a", "ANSWERABLE", qrels={"fees-lab": 1})]
+    script = _bench_script("answer_demos")
+    demos = script.reference_demos(session, tasks, k=2, passages=3, seed=0)
+    assert [d.question for d in demos] == ["question a?"] and demos[0].answer == reference and demos[0].cited_ids == ["fees-lab"]
+    assert demos[0].passages.startswith("[fees-lab] Laboratory fee: A laboratory fee") and "[course-cs201] CS 201:" in demos[0].passages
+
+    rows = script.held_out_inputs(session, [tasks[0], tasks[1], tasks[3]], limit=None)  # first turns: no rewrite LM call
+    assert [r["task"].id for r in rows] == ["a-unjudged", "a"] and rows[1]["judged"] == {"fees-lab"} and rows[0]["judged"] == set()
+    assert rows[1]["inputs"]["question"] == "question a?" and rows[1]["inputs"]["passage_ids"] == rows[1]["ids"]
+    assert script.held_out_inputs(session, tasks, limit=1)[0]["task"].id == "a-unjudged"
+
+    use_dummy_lm([{"answer": reference, "cited_ids": ["fees-lab", "invented"]}] + [{"answer": "no ids"}] * 5)
+    right = script.scored(program, rows[1])
+    assert right["rl_f"] == 1.0 and right["recall"] == 1.0 and right["judged_cited"] and not right["failed"] and right["words"] == 10
+    failed = script.scored(program, rows[0])  # a reply without its citations, on every try: scored as a failure, not raised
+    assert failed["failed"] and failed["rl_f"] == 0.0 and failed["rb_agg"] == 0.0
