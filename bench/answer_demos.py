@@ -33,6 +33,7 @@ from askfirst.datasets.jsonl import write_jsonl
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.mtrag_formulas import rb_agg_lexical, rouge_l_f, token_recall
 from askfirst.evaluation.stats import paired_bootstrap
+from askfirst.optimizers.demo_selection import interleaved
 from askfirst.programs.common.conversation import format_passages, question_and_history
 from askfirst.programs.common.robust import StepFailed
 from askfirst.session import open_session
@@ -41,22 +42,21 @@ MAX_HISTORY_CHARS = 400  # a demonstration's conversation; every task's own is s
 
 
 def reference_demos(session, tasks: list, *, k: int, passages: int, seed: int) -> list[dspy.Example]:
-    """``k`` ANSWERABLE tasks of ``tasks`` (shuffled with ``seed``) as the responder's demonstrations."""
+    """``k`` ANSWERABLE tasks of ``tasks`` (shuffled with ``seed``; one of each collection before a second of any) as
+    the responder's demonstrations."""
     program = session.program
     order = [t for t in tasks if t.get("answerability") == "ANSWERABLE" and t.reference]
     random.Random(seed).shuffle(order)
-    demos = []
+    shown_demos = []
     for task in order:
         question, history, _ = question_and_history(task.conversation, program.program_config)
         shown = session.resources.search([question], passages)[:passages]
         judged = [p.passage_id for p in shown if p.doc_id in (task.get("qrels") or {})]
-        if len(history) > MAX_HISTORY_CHARS or not judged:
-            continue
-        demos.append(dspy.Example(conversation_history=history, question=question, answer=task.reference, cited_ids=judged,
-                                  passages=format_passages(shown, max_chars=program.program_config.passage_chars)))
-        if len(demos) == k:
-            break
-    return demos
+        if len(history) <= MAX_HISTORY_CHARS and judged:
+            shown_demos.append((task.get("collection"), dspy.Example(
+                conversation_history=history, question=question, answer=task.reference, cited_ids=judged,
+                passages=format_passages(shown, max_chars=program.program_config.passage_chars))))
+    return [example for _, example in interleaved(shown_demos, key=lambda pair: pair[0])[:k]]
 
 
 def held_out_inputs(session, tasks: list, *, limit: int | None) -> list[dict]:

@@ -314,10 +314,10 @@ def test_answer_demos_shows_reference_answers_of_judged_answerable_training_task
     session = types.SimpleNamespace(program=program, resources=resources)
     reference = "The lab fee is EUR 85 for each laboratory course."
 
-    def task(tid, label, *, qrels=None, earlier=()):
+    def task(tid, label, *, qrels=None, earlier=(), collection="fees"):
         turns = [*({"role": role, "content": text} for text in earlier for role in ("user", "assistant")),
                  {"role": "user", "content": f"question {tid}?"}]
-        return dspy.Example(id=tid, conversation=turns, answerability=label, reference=reference, qrels=qrels or {})
+        return dspy.Example(id=tid, conversation=turns, answerability=label, reference=reference, qrels=qrels or {}, collection=collection)
 
     tasks = [task("u", "UNANSWERABLE", qrels={"fees-lab": 1}), task("a-unjudged", "ANSWERABLE", qrels={"elsewhere": 1}),
              task("a-long", "ANSWERABLE", qrels={"fees-lab": 1}, earlier=["x" * 300]),  # a conversation too long to show
@@ -325,6 +325,9 @@ def test_answer_demos_shows_reference_answers_of_judged_answerable_training_task
     script = _bench_script("answer_demos")
     demos = script.reference_demos(session, tasks, k=2, passages=3, seed=0)
     assert [d.question for d in demos] == ["question a?"] and demos[0].answer == reference and demos[0].cited_ids == ["fees-lab"]
+    more = [task(f"f{i}", "ANSWERABLE", qrels={"fees-lab": 1}) for i in range(3)] + [task("c", "ANSWERABLE", qrels={"course-cs201": 1}, collection="courses")]
+    drawn = script.reference_demos(session, more, k=2, passages=3, seed=0)  # one of each collection before a second of either
+    assert sorted(d.question for d in drawn)[0] == "question c?" and drawn[0].cited_ids != drawn[1].cited_ids
     assert demos[0].passages.startswith("[fees-lab] Laboratory fee: A laboratory fee") and "[course-cs201] CS 201:" in demos[0].passages
 
     rows = script.held_out_inputs(session, [tasks[0], tasks[1], tasks[3]], limit=None)  # first turns: no rewrite LM call
