@@ -33,7 +33,7 @@ from askfirst.datasets.jsonl import write_jsonl
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.mtrag_formulas import rb_agg_lexical, rouge_l_f, token_recall
 from askfirst.evaluation.stats import paired_bootstrap
-from askfirst.optimizers.demo_selection import interleaved
+from askfirst.optimizers.demo_selection import interleaved, scored_with_demos
 from askfirst.programs.common.conversation import format_passages, question_and_history
 from askfirst.programs.common.robust import StepFailed
 from askfirst.session import open_session
@@ -126,15 +126,17 @@ def main() -> None:
             parser.error("the config's program already has responder demos (program.compiled); compare against none")
         rows = held_out_inputs(session, configured_questions(config), limit=args.limit)
         training = configured_questions(config, split="train")
-        variants: dict[str, list[dict]] = {}
-        for name, demos in [("no demos", []), *((f"{args.demos} references, seed {seed}", reference_demos(
-                session, training, k=args.demos, passages=args.demo_passages, seed=seed)) for seed in args.seed or [0])]:
-            program.responders.complete.demos = demos
-            variants[name] = []
+        draws = {"no demos": [], **{f"{args.demos} references, seed {seed}": reference_demos(
+            session, training, k=args.demos, passages=args.demo_passages, seed=seed) for seed in args.seed or [0]}}
+
+        def score(name: str) -> list[dict]:
+            results = []
             for row in rows:
-                variants[name].append(scored(program, row))
-                print(f"{name} [{len(variants[name])}/{len(rows)}] {variants[name][-1]['rl_f']:.3f}", flush=True)
-        program.responders.complete.demos = []
+                results.append(scored(program, row))
+                print(f"{name} [{len(results)}/{len(rows)}] {results[-1]['rl_f']:.3f}", flush=True)
+            return results
+
+        variants = scored_with_demos(program.responders.complete, draws, score)
     finally:
         session.close()
     report(variants)

@@ -41,6 +41,7 @@ from askfirst.datasets.jsonl import write_jsonl
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.runner import read_finished
 from askfirst.evaluation.stats import paired_bootstrap
+from askfirst.optimizers.demo_selection import scored_with_demos
 from askfirst.programs.askfirst.absent_terms import function_words
 from askfirst.programs.askfirst.key_terms import QUANTITY_WORDS
 from askfirst.programs.common.answerability import LABELS, label_probability, label_scoring_config
@@ -174,18 +175,19 @@ def main() -> None:
             parser.error("the config's program already has assessment demos (program.compiled); compare against none")
         rows = assessed_inputs(session, configured_questions(ran), records)
         training = configured_questions(config, split="train")
-        variants: dict[str, list[dict]] = {}
-        for name, demos in [("no demos", []), *((f"{args.per_label} of each label, seed {seed}", labelled_demos(
-                session, training, per_label=args.per_label, passages=args.demo_passages, seed=seed)) for seed in args.seed or [0])]:
-            program.assess.demos = demos
+        draws = {"no demos": [], **{f"{args.per_label} of each label, seed {seed}": labelled_demos(
+            session, training, per_label=args.per_label, passages=args.demo_passages, seed=seed) for seed in args.seed or [0]}}
+
+        def score(name: str) -> list[dict]:
             results = []
             for task, inputs in rows:
                 label, p = assess(program, inputs)
                 results.append({"id": task.id, "gold": task.get("answerability"), "label": label, "p": p,
                                 "run_label": records[task.id].get("label")})
-            variants[name] = results
-            print(f"{name}: {len(demos)} demos, {sum(r['label'] == r['gold'] for r in results)} of {len(results)} right", flush=True)
-        program.assess.demos = []
+            print(f"{name}: {len(draws[name])} demos, {sum(r['label'] == r['gold'] for r in results)} of {len(results)} right", flush=True)
+            return results
+
+        variants = scored_with_demos(program.assess, draws, score)
     finally:
         session.close()
     report(variants)

@@ -32,6 +32,7 @@ from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.optimizers.feedback_metrics import RecallMetric
+from askfirst.optimizers.demo_selection import scored_with_demos
 from askfirst.optimizers.gate_tuning import TOP_COSINE, separation
 from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, gated_recall, rewrite_rankings, scored_follow_ups
 from askfirst.session import open_session
@@ -75,17 +76,13 @@ def main() -> None:
         gate = program.config.min_top_cosine
         tasks = scored_follow_ups(configured_questions(config), unanswerable=gate is not None)
         configured = list(program.rewrite.demos)  # a compiled program's (program.compiled), or none
-        variants = {"last turn": scored(program, tasks, rewrite=False)}
-        program.rewrite.demos = []
-        variants["rewrite, no demos"] = scored(program, tasks)
-        if configured:
-            program.rewrite.demos = configured
-            variants[f"rewrite, the compiled program's {len(configured)} demos"] = scored(program, tasks)
         pool = load_mtrag_rewrites(shared_data_dir(config.data.shared_data_dir)) if args.seed else []
-        for seed in args.seed or []:
-            program.rewrite.demos = drawn_rewrite_demos(pool, k=args.demos, seed=seed)
-            variants[f"rewrite, {args.demos} human demos drawn with seed {seed}"] = scored(program, tasks)
-        program.rewrite.demos = configured
+        draws = {"rewrite, no demos": [],
+                 **({f"rewrite, the compiled program's {len(configured)} demos": configured} if configured else {}),
+                 **{f"rewrite, {args.demos} human demos drawn with seed {seed}": drawn_rewrite_demos(pool, k=args.demos, seed=seed)
+                    for seed in args.seed or []}}
+        variants = {"last turn": scored(program, tasks, rewrite=False),
+                    **scored_with_demos(program.rewrite, draws, lambda _name: scored(program, tasks))}
     finally:
         session.close()
     base = variants["rewrite, no demos"]

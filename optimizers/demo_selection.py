@@ -9,6 +9,8 @@ program reaches, each one labelled as the data labels it.
 
 Measured with the offline LMs (``bench/RESULTS.md``, "Demonstrations by label"): no UNDERSPECIFIED run passed, the
 three demos were ANSWERABLE, UNANSWERABLE, ANSWERABLE, and the demo set's outcome fell from 0.808 to 0.577.
+
+``scored_with_demos`` serves the benches that score a step without and with drawn demonstrations.
 """
 
 from __future__ import annotations
@@ -53,3 +55,21 @@ def labels_agree(metric):
 
     checked.__name__ = f"{metric.__name__}+labels"
     return checked
+
+
+def scored_with_demos(predictor, draws: dict[str, list], score) -> dict[str, list]:
+    """``score(name)`` for each named draw of ``draws``, with that draw's demonstrations set on ``predictor`` (an empty
+    list: none); the predictor's own demonstrations are restored afterwards, also when a score raises.
+
+    The benches that compare a step without and with demonstrations (``bench/answer_demos.py``, ``assessment_demos.py``,
+    ``rewrite_demos.py``) score every held-out row once per draw this way.
+    """
+    own = list(predictor.demos)
+    results: dict[str, list] = {}
+    try:
+        for name, demos in draws.items():
+            predictor.demos = list(demos)
+            results[name] = score(name)
+    finally:
+        predictor.demos = own
+    return results

@@ -9,7 +9,7 @@ from askfirst.config import ConfigError, ProgramConfig, load_config
 from askfirst.datasets.questions import load_questions
 from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
 from askfirst.optimizers.curves import instructions
-from askfirst.optimizers.demo_selection import interleaved_by_label, labels_agree
+from askfirst.optimizers.demo_selection import interleaved_by_label, labels_agree, scored_with_demos
 from askfirst.optimizers.factory import build_optimizer, mipro_proposer_options
 from askfirst.optimizers.objectives import MeanOfMetrics, build_objective
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
@@ -143,6 +143,21 @@ def test_demos_by_label_takes_the_trainset_in_turn_by_gold_label():
     examples = [dspy.Example(id=f"q{i}", answerability=label) for i, label in enumerate(labels)]
     assert [e.id for e in interleaved_by_label(examples)] == ["q0", "q3", "q4", "q6", "q1", "q5", "q2"]
     assert interleaved_by_label([]) == []
+
+
+def test_scored_with_demos_scores_each_draw_with_its_demos_and_restores_the_steps_own():
+    step = dspy.Predict("question -> answer")
+    own = [dspy.Example(question="compiled?", answer="yes")]
+    step.demos = list(own)
+    seen = scored_with_demos(step, {"none": [], "two": ["d1", "d2"]}, lambda name: [name, list(step.demos)])
+    assert seen == {"none": ["none", []], "two": ["two", ["d1", "d2"]]} and step.demos == own
+
+    def fails(name):
+        raise RuntimeError(name)
+
+    with pytest.raises(RuntimeError, match="two"):
+        scored_with_demos(step, {"none": [], "two": ["d1"]}, lambda name: fails(name) if name == "two" else [])
+    assert step.demos == own  # restored after an error too
 
 
 def test_a_run_whose_step_wrote_a_wrong_answerability_label_gives_no_demonstration():
