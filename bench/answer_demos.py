@@ -60,13 +60,14 @@ def reference_demos(session, tasks: list, *, k: int, passages: int, seed: int) -
 
 
 def held_out_inputs(session, tasks: list, *, limit: int | None) -> list[dict]:
-    """Per ANSWERABLE task with a reference: the responder's inputs, the evidence's texts and ids, and the judged ids."""
+    """Per ANSWERABLE task with a reference: the responder's inputs (the evidence's ids among them), the evidence's texts, and
+    the judged ids."""
     program = session.program
     rows = []
     for task in [t for t in tasks if t.get("answerability") == "ANSWERABLE" and t.reference][:limit]:
         question, history, _ = question_and_history(task.conversation, program.program_config)
         evidence = program.resources.search([program.search_query(question, history)], program.program_config.evidence_k)
-        rows.append({"task": task, "texts": [p.text for p in evidence], "ids": [p.passage_id for p in evidence],
+        rows.append({"task": task, "texts": [p.text for p in evidence],
                      "judged": {p.passage_id for p in evidence if p.doc_id in (task.get("qrels") or {})},
                      "inputs": {"question": question, "conversation_history": history, "passage_ids": [p.passage_id for p in evidence],
                                 "passages_text": format_passages(evidence, max_chars=program.program_config.passage_chars)}})
