@@ -31,8 +31,8 @@ from askfirst.datasets.shared_data import shared_data_dir
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.retrieval_metrics import ndcg_at_k, recall_at_k
 from askfirst.evaluation.stats import paired_bootstrap
-from askfirst.optimizers.feedback_metrics import RecallMetric
 from askfirst.optimizers.demo_selection import scored_with_demos
+from askfirst.optimizers.feedback_metrics import RecallMetric
 from askfirst.optimizers.gate_tuning import TOP_COSINE, separation
 from askfirst.optimizers.rewrite_demos import drawn_rewrite_demos, gated_recall, rewrite_rankings, scored_follow_ups
 from askfirst.session import open_session
