@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from askfirst.evaluation.pooled_runs import labelled_run
+from askfirst.evaluation.pooled_runs import paired_runs
 from askfirst.evaluation.stats import paired_bootstrap
 
 
@@ -35,16 +35,10 @@ def swapped(gate, rest) -> tuple[list[dict], list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or not all("=" in a for a in argv):
-        print(__doc__, file=sys.stderr)
-        return 2
     try:
-        (gate_label, gate), (rest_label, rest) = (labelled_run(argument) for argument in argv)
+        (gate_label, gate), (rest_label, rest) = paired_runs(argv)
     except ValueError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    if [sc["id"] for sc in gate.scores] != [sc["id"] for sc in rest.scores]:
-        print("the runs differ in their questions", file=sys.stderr)
+        print(str(exc) or __doc__, file=sys.stderr)
         return 2
     if any(run.config.askfirst.escalate_gated for run in (gate, rest)):
         print("warning: askfirst.escalate_gated is on in a run: escalation reads the gate's cosine too, so the swap is an estimate",

@@ -16,34 +16,22 @@ from __future__ import annotations
 import sys
 
 from askfirst.ablation import Cell, CellResult, compare, compared_keys
-from askfirst.evaluation.pooled_runs import labelled_run
+from askfirst.evaluation.pooled_runs import paired_runs
 from askfirst.table_export import FORMATS, comparison_table, render
-
-
-def load_run(argument: str) -> tuple[CellResult, int]:
-    """A ``LABEL=run[,run…]`` argument's per-question scores and summary as one comparison cell, and its evidence size.
-
-    Raises:
-        ValueError: The runs' configs differ in more than ``data.ids``, or a question is in two of them.
-    """
-    label, run = labelled_run(argument)
-    return CellResult(Cell(label, []), run.scores, run.summary), run.config.program.evidence_k
 
 
 def main(argv: list[str]) -> int:
     fmt = argv.pop() if argv and argv[-1] in FORMATS else "md"
-    if len(argv) != 2 or not all("=" in a for a in argv):
-        print(__doc__, file=sys.stderr)
-        return 2
     try:
-        (ref, k_ref), (other, k_other) = (load_run(argument) for argument in argv)
+        sides = paired_runs(argv)
     except ValueError as exc:
-        print(exc, file=sys.stderr)
+        print(str(exc) or __doc__, file=sys.stderr)
         return 2
-    ids = [sc["id"] for sc in ref.scores], [sc["id"] for sc in other.scores]
-    if ids[0] != ids[1] or k_ref != k_other:
-        print(f"the runs differ: {len(set(ids[0]) ^ set(ids[1]))} question(s) in one only, evidence_k {k_ref} vs {k_other}", file=sys.stderr)
+    k_ref, k_other = (run.config.program.evidence_k for _, run in sides)
+    if k_ref != k_other:
+        print(f"the runs differ in their evidence size: evidence_k {k_ref} vs {k_other}", file=sys.stderr)
         return 2
+    ref, other = (CellResult(Cell(label, []), run.scores, run.summary) for label, run in sides)
     rows = compare([ref, other], ref.cell.name, keys=compared_keys(k_ref), seed=0)
     print(render(*comparison_table(rows), fmt), end="")
     return 0

@@ -132,6 +132,11 @@ def test_gate_swap_takes_the_gate_runs_route_where_its_gate_stopped_and_lists_wh
     out = capsys.readouterr().out
     assert "| answer | 1 | 0 | 1 | 1 |" in out and "| idk | 1 | 1 | 0 | 1 |" in out and "| all | 2 | 1 | 1 | 2 |" in out
     assert "1 question(s) only compiled's gate turned away, not counted (they need a run): q3" in out
+    fewer = run("fewer", {"q1": ("idk", True, True), "q2": ("answer", False, False)})
+    assert _bench_script("gate_swap").main([f"plain={gate}", f"fewer={fewer}"]) == 2
+    assert "plain and fewer differ in their questions: 1 question(s) in one only" in capsys.readouterr().err
+    assert _bench_script("gate_swap").main([str(gate), str(rest)]) == 2
+    assert "Usage: python bench/gate_swap.py" in capsys.readouterr().err
 
 
 def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_path, capsys):

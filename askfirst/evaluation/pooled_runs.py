@@ -69,3 +69,19 @@ def labelled_run(argument: str) -> tuple[str, PooledRun]:
         return label, pooled_run([Path(folder) for folder in folders.split(",")])
     except ValueError as exc:
         raise ValueError(f"{label}: {exc}") from exc
+
+
+def paired_runs(arguments: list[str]) -> list[tuple[str, PooledRun]]:
+    """A bench script's two ``LABEL=run[,run…]`` arguments, read as two runs of the same questions.
+
+    Raises:
+        ValueError: There are not two such arguments (message ``""``: show the usage), a side is not one run as
+            ``labelled_run`` needs, or the two sides differ in their questions.
+    """
+    if len(arguments) != 2 or not all("=" in argument for argument in arguments):
+        raise ValueError("")
+    (first_label, first), (second_label, second) = sides = [labelled_run(argument) for argument in arguments]
+    only_one = {sc["id"] for sc in first.scores} ^ {sc["id"] for sc in second.scores}
+    if only_one:
+        raise ValueError(f"{first_label} and {second_label} differ in their questions: {len(only_one)} question(s) in one only")
+    return sides
