@@ -7,7 +7,11 @@ the rates of "I don't know" and of clarifying on ANSWERABLE tasks, "I don't know
 on UNDERSPECIFIED ones, the ranking metrics, P(answerable)'s calibration against the labels and its mean per expected
 route, seconds and LM calls per question, and what decided each "I don't know" (``idk_source``).
 
-    python bench/eval_report.py runs/eval-…
+``--misroutes`` also lists the tasks of the two routes the class targets trade against each other (ANSWERABLE sent to
+"I don't know", UNANSWERABLE answered), each with what decided it, the retrieval gate's top cosine, the ranking's
+Recall@10 and P(answerable): whether the evidence was found, and whether a signal tells the two apart.
+
+    python bench/eval_report.py runs/eval-… [--misroutes]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ RATES = (  # (label, expected route, route taken): the share of the expected rou
     ('"I don\'t know" on UNANSWERABLE (target >= 50%)', "idk", "idk"),
     ("clarifying on UNDERSPECIFIED (target >= 33%)", "clarify", "clarify"),
 )
+MISROUTES = (("answer", "idk"), ("idk", "answer"))  # (expected, taken): the two the "I don't know" targets trade
 
 
 def idk_source(record: dict) -> str:
@@ -44,6 +49,18 @@ def idk_source(record: dict) -> str:
     if (extras.get("key_terms") or {}).get("overruled"):
         return "key-term check"
     return "label"
+
+
+def misroutes(scores: list[dict], records: list[dict]) -> list[dict]:
+    """The tasks that took one of ``MISROUTES``, ordered by that route then by top cosine, with what the run recorded."""
+    rows = []
+    for row, record in zip(scores, records):
+        if (row["expected_route"], row["route"]) in MISROUTES:
+            extras = record.get("extras") or {}
+            rows.append({"id": record["id"], "expected": row["expected_route"], "taken": row["route"],
+                         "decided_by": idk_source(record) if row["route"] == "idk" else None, "top_cosine": extras.get("top_cosine"),
+                         "recall@10": row.get("ranking_recall@10"), "p_answerable": row["p_answerable"]})
+    return sorted(rows, key=lambda r: (MISROUTES.index((r["expected"], r["taken"])), r["top_cosine"] is None, r["top_cosine"] or 0))
 
 
 def report(run_dir: Path) -> dict:
@@ -73,6 +90,7 @@ def report(run_dir: Path) -> dict:
     mean_p = {route: sum(ps) / len(ps) for route, ps in p_by_route.items() if ps}
     return {"run": str(run_dir), "finished": len(examples), "selected": len(configured_questions(config)), "summary": summary,
             "rates": rates, "mean_p_answerable_by_route": mean_p, "idk_sources": {route: dict(c) for route, c in sources.items()},
+            "misroutes": misroutes(scores, records),
             "seconds_per_question": sum(r["seconds"] for r in records) / max(len(records), 1),
             "lm_calls_per_question": sum(r["lm_calls"] for r in records) / max(len(records), 1)}
 
@@ -81,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--misroutes", action="store_true", help='list ANSWERABLE tasks sent to "I don\'t know" and UNANSWERABLE ones answered')
     args = parser.parse_args(argv)
     r = report(args.run_dir)
     if args.json:
@@ -112,7 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         print('- "I don\'t know" by what decided it, per expected route: ' + "; ".join(
             f"{route}: " + ", ".join(f"{source} {n}" for source, n in sorted(c.items(), key=lambda kv: -kv[1]))
             for route, c in sorted(r["idk_sources"].items())))
+    if args.misroutes:
+        print("\n| task | expected | taken | decided by | top cosine | Recall@10 | P(answerable) |\n|---|---|---|---|---|---|---|")
+        for m in r["misroutes"]:
+            print(f"| {m['id']} | {m['expected']} | {m['taken']} | {m['decided_by'] or '-'} | {_figure(m['top_cosine'])} | "
+                  f"{_figure(m['recall@10'])} | {_figure(m['p_answerable'])} |")
     return 0
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 if __name__ == "__main__":

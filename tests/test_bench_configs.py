@@ -160,6 +160,9 @@ def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_pa
     # a01 (answerable, 0.9) above u01 (0.3) and c01 (0.6): AUC 1; Brier (0.01 + 0.09 + 0.36) / 3.
     assert "P(answerable) on the 3 assessed questions (0.333 answerable, mean P 0.600): AUC 1.000, Brier 0.153" in out
     assert "mean P by expected route: answer 0.900, clarify 0.600, idk 0.300" in out
+    assert script.main([str(tmp_path), "--misroutes"]) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| a0") or line.startswith("| u0")]
+    assert table == ["| a02 | answer | idk | key-term check | - | 0.000 | - |"]  # u01, u02 right, a01 answered; no cosine, no P
 
 
 @pytest.mark.parametrize("path", sorted((BENCH / "candidates").glob("*.yaml")), ids=lambda p: p.name)
