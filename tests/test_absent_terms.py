@@ -3,7 +3,7 @@
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
 from askfirst.programs.base import Resources
 from tests.conftest import PASSAGES, LexicalRetriever, ListRetriever
-from tests.test_askfirst_program import ANSWERABLE, assessment, run, scripted
+from tests.askfirst_harness import ANSWERABLE, assessment, run, scripted
 
 ABOUT_FEES = "What is the registration fee for the medical school?"
 HALF_ABOUT_FEES = "What is the lab fee, and does the university sell used textbooks?"

@@ -13,7 +13,7 @@ from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from askfirst.retrieval.chunking import Passage
 from tests.conftest import PASSAGES, ListRetriever, SchemaFollowingEngine, configure_with
-from tests.test_askfirst_program import QueryCosines, scripted
+from tests.askfirst_harness import QueryCosines, scripted
 from tests.test_urasys import DOCS, INDEX_SCRIPT
 
 LAB, REGISTRATION, CS201 = PASSAGES

@@ -171,7 +171,7 @@ def test_instruction_candidates_name_steps_of_the_askfirst_program(path):
     from askfirst.programs.base import Resources
     from askfirst.programs.registry import Registry
     from tests.conftest import ListRetriever
-    from tests.test_askfirst_program import QueryCosines
+    from tests.askfirst_harness import QueryCosines
 
     dense = QueryCosines({})
     program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", load_config(BENCH / "askfirst_mtrag.yaml"))

@@ -14,7 +14,7 @@ from askfirst.optimizers.gate_tuning import REFERENT, choose_threshold, collect_
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
 from tests.conftest import ListRetriever, SchemaFollowingEngine, configure_with
-from tests.test_askfirst_program import QueryCosines
+from tests.askfirst_harness import QueryCosines
 
 
 def example(qid, label, *turns):

@@ -17,7 +17,7 @@ from askfirst.programs.registry import Registry
 from askfirst.retrieval.hybrid import Hit
 from askfirst.signatures.askfirst import StandaloneQuestion
 from tests.conftest import ListRetriever, SchemaFollowingEngine
-from tests.test_askfirst_program import QueryCosines
+from tests.askfirst_harness import QueryCosines
 
 
 def write_collection(root, name, tasks):

@@ -8,7 +8,7 @@ from askfirst.programs.askfirst.unnamed_referent import (bare_referents, danglin
                                                           unnamed_referents, unseen_demonstratives)
 from askfirst.programs.common.conversation import history_text, question_and_history
 from tests.conftest import PASSAGES
-from tests.test_askfirst_program import QueryCosines
+from tests.askfirst_harness import QueryCosines
 
 
 def test_the_first_turn_cue_marks_a_question_that_names_nothing_but_the_x():
