@@ -9,15 +9,12 @@ import argparse
 import json
 from pathlib import Path
 
+from askfirst.cli.render import fmt
 from askfirst.datasets.jsonl import read_jsonl
 from askfirst.evaluation.metrics import shown_in
 
 COLUMNS = [(m.label, m.name) for m in shown_in("report") if m.section is None]
 HM = [("RL_F", "RL_F_cond"), ("RB_llm", "RB_llm_cond"), ("RB_agg", "RB_agg_cond"), ("HM", "HM"), ("IDK rate", "idk_rate")]
-
-
-def fmt(v) -> str:
-    return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
 def hm_from_rows(path: Path) -> dict:

@@ -22,6 +22,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from askfirst.cli.render import fmt
 from askfirst.config import load_config
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.runner import read_finished
@@ -134,13 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.misroutes:
         print("\n| task | expected | taken | decided by | top cosine | Recall@10 | P(answerable) |\n|---|---|---|---|---|---|---|")
         for m in r["misroutes"]:
-            print(f"| {m['id']} | {m['expected']} | {m['taken']} | {m['decided_by'] or '-'} | {_figure(m['top_cosine'])} | "
-                  f"{_figure(m['recall@10'])} | {_figure(m['p_answerable'])} |")
+            print(f"| {m['id']} | {m['expected']} | {m['taken']} | {m['decided_by'] or '-'} | {fmt(m['top_cosine'])} | "
+                  f"{fmt(m['recall@10'])} | {fmt(m['p_answerable'])} |")
     return 0
-
-
-def _figure(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 if __name__ == "__main__":

@@ -29,14 +29,15 @@ def augment_summary(out) -> str:
             f"{out.units.added + out.units.updated} units and {out.faqs.added + out.faqs.updated} FAQ entries embedded")
 
 
-def _fmt(v) -> str:
+def fmt(v) -> str:
+    """A figure as the reports print it: three decimals, "-" for none, a dict of shares as "key value, …"."""
     if isinstance(v, dict):  # shares, e.g. of the stage that answered
-        return ", ".join(f"{k} {_fmt(x)}" for k, x in v.items())
+        return ", ".join(f"{k} {fmt(x)}" for k, x in v.items())
     return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
 def print_reply(record: dict, evidence: dict[str, str]) -> None:
-    console.print(f"[bold]route:[/bold] {record['route']}" + (f"  (label {record['label']}, confidence {_fmt(record['confidence'])})" if record.get("label") else ""))
+    console.print(f"[bold]route:[/bold] {record['route']}" + (f"  (label {record['label']}, confidence {fmt(record['confidence'])})" if record.get("label") else ""))
     console.print(f"[bold]answer:[/bold] {record['answer']}")
     if record.get("options"):
         console.print("[bold]options:[/bold] " + "; ".join(record["options"]))
@@ -52,8 +53,8 @@ def print_summary(summary: dict, *, k: int) -> None:
         per_route.add_column(col)
     for route, row in summary["per_route"].items():
         ci = row.get("route_accuracy_ci95")  # absent from summaries written before it was recorded
-        accuracy = _fmt(row["route_accuracy"]) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
-        per_route.add_row(route, str(row["n"]), accuracy, _fmt(row["outcome_accuracy"]))
+        accuracy = fmt(row["route_accuracy"]) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        per_route.add_row(route, str(row["n"]), accuracy, fmt(row["outcome_accuracy"]))
     console.print(per_route)
     confusion = Table(title="Expected route (rows) vs route taken (columns)")
     taken = sorted({t for row in summary["confusion"].values() for t in row})
@@ -70,23 +71,23 @@ def print_summary(summary: dict, *, k: int) -> None:
 
     for key in [m.key(k=k) for m in shown_in("eval")] + ["n"]:
         if key in summary:
-            metrics.add_row(key, _fmt(summary.get(key)))
+            metrics.add_row(key, fmt(summary.get(key)))
     if summary.get("stage_shares"):
-        metrics.add_row("stage_shares", _fmt(summary["stage_shares"]))
+        metrics.add_row("stage_shares", fmt(summary["stage_shares"]))
     if summary.get("answerability_n"):
         metrics.add_row("P(answerable): questions assessed, share answerable, mean",
-                        f"{summary['answerability_n']}, {_fmt(summary['answerability_share'])}, {_fmt(summary['mean_p_answerable'])}")
+                        f"{summary['answerability_n']}, {fmt(summary['answerability_share'])}, {fmt(summary['mean_p_answerable'])}")
     console.print(metrics)
     if summary.get("per_collection"):
         coll = Table(title="Retrieval per collection (the program's whole ranking, document level)")
         for col in ("collection", "n", "Recall@10", "nDCG@5"):
             coll.add_column(col)
         for name, row in summary["per_collection"].items():
-            coll.add_row(name, str(row["n"]), _fmt(row["ranking_recall@10"]), _fmt(row["ranking_ndcg@5"]))
+            coll.add_row(name, str(row["n"]), fmt(row["ranking_recall@10"]), fmt(row["ranking_ndcg@5"]))
         console.print(coll)
     if summary.get("ambiguity"):
         a = summary["ambiguity"]
-        parts = [f"{k} {_fmt(v)} (n={a.get('n_' + k)})" for k, v in a.items() if not k.startswith("n_")]
+        parts = [f"{k} {fmt(v)} (n={a.get('n_' + k)})" for k, v in a.items() if not k.startswith("n_")]
         console.print("Ambiguous questions (judge LM): " + "; ".join(parts))
     if "mtrag" in summary:
         m = summary["mtrag"]
@@ -94,8 +95,8 @@ def print_summary(summary: dict, *, k: int) -> None:
                          "similarity standing in for BERTScore)")
         for col in ("RL_F", "RB_llm", "RB_agg", "HM", "HM (2026-01 conditioning)", "IDK rate"):
             hm.add_column(col)
-        hm.add_row(_fmt(m.get("RL_F_cond")), _fmt(m.get("RB_llm_cond")), _fmt(m.get("RB_agg_cond")), _fmt(m.get("HM")),
-                   _fmt(m.get("HM_2026_01")), _fmt(m.get("idk_rate")))
+        hm.add_row(fmt(m.get("RL_F_cond")), fmt(m.get("RB_llm_cond")), fmt(m.get("RB_agg_cond")), fmt(m.get("HM")),
+                   fmt(m.get("HM_2026_01")), fmt(m.get("idk_rate")))
         console.print(hm)
 
 
@@ -115,10 +116,10 @@ def print_comparison(rows: list[dict], *, reference: str) -> None:
         cells = []
         for key in keys:
             diff = row.get(f"{key}.diff")
-            cells.append(_fmt(row.get(key)) + (f"  ({diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}])" if diff else ""))
+            cells.append(fmt(row.get(key)) + (f"  ({diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}])" if diff else ""))
         tokens = row.get("tokens_per_question") or (None, None)
-        table.add_row(row["cell"], str(row["n"]), *cells, _fmt(row["seconds_per_question"]), _fmt(row["lm_calls_per_question"]),
-                      f"{_fmt(tokens[0])} / {_fmt(tokens[1])}")
+        table.add_row(row["cell"], str(row["n"]), *cells, fmt(row["seconds_per_question"]), fmt(row["lm_calls_per_question"]),
+                      f"{fmt(tokens[0])} / {fmt(tokens[1])}")
     console.print(table)
 
 
@@ -131,5 +132,5 @@ def print_runs(rows: list[dict]) -> None:
     for c in columns:
         table.add_column(c.replace("_", " "))
     for r in rows:
-        table.add_row(*[_fmt(r[c]) for c in columns])
+        table.add_row(*[fmt(r[c]) for c in columns])
     console.print(table)
