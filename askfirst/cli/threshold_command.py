@@ -32,7 +32,7 @@ def tune_threshold_(
     top-cosine / referent one of the askfirst program's gates, on one half of the questions (the validation half by default)."""
     from rich.table import Table
 
-    from askfirst.cli.render import _fmt, console
+    from askfirst.cli.render import console, fmt
     from askfirst.config import save_resolved
     from askfirst.datasets.splits import configured_questions
     from askfirst.optimizers.threshold import tune_threshold
@@ -75,7 +75,7 @@ def tune_threshold_(
     for col in ("threshold", "HM", "RL_F", "RB_llm", "RB_agg", "IDK rate"):
         table.add_column(col)
     for row in result["table"]:
-        table.add_row(_fmt(row["threshold"]), _fmt(row["HM"]), _fmt(row["RL_F_cond"]), _fmt(row["RB_llm_cond"]), _fmt(row["RB_agg_cond"]), _fmt(row["idk_rate"]))
+        table.add_row(fmt(row["threshold"]), fmt(row["HM"]), fmt(row["RL_F_cond"]), fmt(row["RB_llm_cond"]), fmt(row["RB_agg_cond"]), fmt(row["idk_rate"]))
     console.print(table)
     console.print(f"best threshold {result['threshold']} (HM {result['HM']:.3f}); config with it: {run_dir / 'config.yaml'}")
 
@@ -89,7 +89,7 @@ def _tune_gate(cfg, program, questions, run_dir: Path, *, signal: str, max_answe
     """A gate's table and threshold, saved as ``gate.json`` and a ``config.yaml`` that sets it."""
     from rich.table import Table
 
-    from askfirst.cli.render import _fmt, console
+    from askfirst.cli.render import console, fmt
     from askfirst.config import save_resolved
     from askfirst.optimizers.gate_tuning import SIGNALS, choose_threshold, collect_signals
     from askfirst.run_dir import write_atomic
@@ -111,7 +111,7 @@ def _tune_gate(cfg, program, questions, run_dir: Path, *, signal: str, max_answe
     for col in (gate.setting, "should answer", *classes):
         table.add_column(col)
     for row in result["table"][::5]:
-        table.add_row(_fmt(row["threshold"]), _fmt(row["should_answer"]), *(_fmt(row[c]) for c in classes))
+        table.add_row(fmt(row["threshold"]), fmt(row["should_answer"]), *(fmt(row[c]) for c in classes))
     console.print(table)
     chosen = result["threshold"]
     console.print(f"gate askfirst.{gate.setting}={chosen} (flags at most {max_answerable_rate:.0%} of the questions to answer); "
