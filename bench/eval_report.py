@@ -52,6 +52,12 @@ def idk_source(record: dict) -> str:
     return "label"
 
 
+def answer_source(record: dict) -> str | None:
+    """What decided an answer the assessment's UNANSWERABLE would have kept from it: the top cosine overruling that label
+    (``label_unanswerable_below``); ``None`` for an answer the label gave."""
+    return "label overruled" if (record.get("extras") or {}).get("unanswerable_overruled") is not None else None
+
+
 def misroutes(scores: list[dict], records: list[dict]) -> list[dict]:
     """The tasks that took one of ``MISROUTES``, ordered by that route then by top cosine, with what the run recorded."""
     rows = []
@@ -59,7 +65,7 @@ def misroutes(scores: list[dict], records: list[dict]) -> list[dict]:
         if (row["expected_route"], row["route"]) in MISROUTES:
             extras = record.get("extras") or {}
             rows.append({"id": record["id"], "expected": row["expected_route"], "taken": row["route"],
-                         "decided_by": idk_source(record) if row["route"] == "idk" else None, "top_cosine": extras.get("top_cosine"),
+                         "decided_by": idk_source(record) if row["route"] == "idk" else answer_source(record), "top_cosine": extras.get("top_cosine"),
                          "recall@10": row.get("ranking_recall@10"), "p_answerable": row["p_answerable"]})
     return sorted(rows, key=lambda r: (MISROUTES.index((r["expected"], r["taken"])), r["top_cosine"] is None, r["top_cosine"] or 0))
 

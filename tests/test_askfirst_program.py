@@ -202,6 +202,21 @@ def test_a_query_the_collection_is_far_from_is_refused_by_the_gate_without_an_as
     assert reply.route == "answer" and not reply.gated  # at the threshold the assessment decides
 
 
+def test_an_unanswerable_label_stands_only_below_its_cosine_threshold(schema_lm):
+    script = scripted(asked_about=UNANSWERABLE)
+    common = ("askfirst.ambiguity=off", "askfirst.escalation=false")
+    reply, *_ = run(schema_lm, "Lab fee?", *common, "askfirst.label_unanswerable_below=0.55", script=script, cosines={"Lab fee?": 0.60})
+    assert reply.route == "answer" and reply.label == "ANSWERABLE" and reply.unanswerable_overruled == 0.60
+    reply, *_ = run(schema_lm, "Lab fee?", *common, "askfirst.label_unanswerable_below=0.55", script=script, cosines={"Lab fee?": 0.50})
+    assert reply.route == "idk" and reply.label == "UNANSWERABLE" and reply.unanswerable_overruled is None
+    reply, *_ = run(schema_lm, "Lab fee?", *common, script=script, cosines={"Lab fee?": 0.60})
+    assert reply.route == "idk" and reply.unanswerable_overruled is None  # off by default: the label stands
+    partial = scripted(asked_about=assessment("PARTIAL"))
+    reply, *_ = run(schema_lm, "What is the lab fee, and who teaches it?", *common, "askfirst.label_unanswerable_below=0.55",
+                    script=partial, cosines={"What is the lab fee, and who teaches it?": 0.60})
+    assert reply.route == "partial" and reply.unanswerable_overruled is None  # only UNANSWERABLE is overruled
+
+
 def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_closer_if_configured(schema_lm):
     gated = ("askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4")
     lifted = (*gated, "askfirst.escalate_gated=true")

@@ -150,19 +150,21 @@ def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_pa
 
     gated = record("u02", "idk", 0.0) | {"extras": {"gated": True}}
     overruled = record("a02", "idk", 0.0) | {"extras": {"key_terms": {"overruled": "ANSWERABLE"}}}
-    lines = [record("a01", "answer", 0.9), record("u01", "idk", 0.3), record("c01", "answer", 0.6), gated, overruled]
+    answered = record("u03", "answer", None) | {"extras": {"unanswerable_overruled": 0.61, "top_cosine": 0.61}}
+    lines = [record("a01", "answer", 0.9), record("u01", "idk", 0.3), record("c01", "answer", 0.6), gated, overruled, answered]
     (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     script = _bench_script("eval_report")
     assert script.main([str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "5 of 26 questions finished" in out and "| clarify | 1 | 0.000" in out
+    assert "6 of 26 questions finished" in out and "| clarify | 1 | 0.000" in out
     assert "per expected route: answer: key-term check 1; idk: label 1, retrieval gate 1" in out
     # a01 (answerable, 0.9) above u01 (0.3) and c01 (0.6): AUC 1; Brier (0.01 + 0.09 + 0.36) / 3.
     assert "P(answerable) on the 3 assessed questions (0.333 answerable, mean P 0.600): AUC 1.000, Brier 0.153" in out
     assert "mean P by expected route: answer 0.900, clarify 0.600, idk 0.300" in out
     assert script.main([str(tmp_path), "--misroutes"]) == 0
     table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| a0") or line.startswith("| u0")]
-    assert table == ["| a02 | answer | idk | key-term check | - | 0.000 | - |"]  # u01, u02 right, a01 answered; no cosine, no P
+    assert table == ["| a02 | answer | idk | key-term check | - | 0.000 | - |",  # u01, u02 right, a01 answered; no cosine, no P
+                     "| u03 | idk | answer | label overruled | 0.610 | - | - |"]
 
 
 @pytest.mark.parametrize("path", sorted((BENCH / "candidates").glob("*.yaml")), ids=lambda p: p.name)

@@ -172,6 +172,13 @@ class AskfirstConfig(ConfigSection):
         None, ge=-1, le=1, description="The retrieval gate (MAF-RAG's VOR confidence, the top dense cosine of the searched query): below "
         "it the question is UNANSWERABLE without the assessment call (escalation retrieves again only with escalate_gated). null: off. The value is "
         "corpus- and embedder-specific: `askfirst tune-threshold --signal top-cosine` sets it on a training half.")
+    label_unanswerable_below: float | None = Field(
+        None, ge=-1, le=1, description="Let the evidence assessment's UNANSWERABLE stand only on a question whose retrieval-gate "
+        "signal (the top dense cosine of the searched query) is below this; at or above it the question is taken as ANSWERABLE "
+        "(recorded as `unanswerable_overruled`), since the collection holds something close to it. null: off. Chosen on "
+        "MTRAG-UN's training half, where the 1.5B's UNANSWERABLE was right on 4 tasks, all below 0.50, and wrong on 6 "
+        "ANSWERABLE ones, three above 0.59 (bench/RESULTS.md). Like min_top_cosine the value is the corpus's and embedder's; "
+        "with answer_threshold set, the overruled label's P(answerable) still decides its route.")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
     escalate_gated: bool = Field(
         False, description="Escalate a question the retrieval gate (min_top_cosine) turned away too: the expanded query's top cosine "

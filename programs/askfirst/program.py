@@ -90,8 +90,9 @@ class AskFirstProgram(dspy.Module):
        (``divergence_passages`` documents in all), copies the answering sentences, labels answerability (ANSWERABLE /
        PARTIAL / UNDERSPECIFIED / UNANSWERABLE) and names what the question asks about. With ``key_terms`` (N), a
        question with N or more asked-about words that no retrieved passage contains is UNANSWERABLE (MAF-RAG's
-       KeyMatch as a check); an asked_about that only repeats its field's description is not checked. The route
-       follows the label and ``program.answer_threshold``.
+       KeyMatch as a check); an asked_about that only repeats its field's description is not checked. With
+       ``label_unanswerable_below``, an UNANSWERABLE label on a question whose top cosine reaches it is taken as
+       ANSWERABLE. The route follows the label and ``program.answer_threshold``.
     6. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
        divergence (one more call writes the answer each passage alone gives; two or more passages from different
        documents giving different answers mean the question has readings the collection tells apart, and those
@@ -137,7 +138,8 @@ class AskFirstProgram(dspy.Module):
     found, when on), ``key_terms`` (what is asked about, whether it echoes its field's description, its words no
     retrieved passage contains, those left out as not the user's turn's with ``key_terms_in_turn``, and the label the
     check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
-    overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``probability_source``,
+    overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``unanswerable_overruled`` (the top
+    cosine at which an UNANSWERABLE label was taken as ANSWERABLE), ``probability_source``,
     ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
     unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
     passages), ``not_readings`` (those dropped as sentences or the question's own words), ``repeated_example`` (the
@@ -179,7 +181,7 @@ class AskFirstProgram(dspy.Module):
                        "candidates": [], "warnings": warnings, "question": question,
                        "extras": {"stage": None, "standalone_query": question, "rewrite_refused": None, "top_cosine": None, "gated": False, "dangling": None, "topic_switch": None, "referent": None, "referent_cue": None, "faq": None,
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
-                                  "escalated": False, "debate": None, "one_part_partial": None,
+                                  "escalated": False, "debate": None, "one_part_partial": None, "unanswerable_overruled": None,
                                   "ungrounded_options": None, "not_readings": None, "repeated_example": None, "echoed_question": None, "no_choice_asked": None, "titled_options": None, "answering_sentences": None}}
         try:
             return self._answer(question, history, state)
@@ -370,6 +372,10 @@ class AskFirstProgram(dspy.Module):
                              question=query, passages=format_passages(passages, max_chars=self.program_config.passage_chars))
         by_id = {p.passage_id: p for p in passages}
         label = out.label
+        below = self.config.label_unanswerable_below
+        if label == "UNANSWERABLE" and below is not None and top_cosine is not None and top_cosine >= below:
+            state["extras"]["unanswerable_overruled"] = top_cosine  # the collection holds something close to the question
+            label = "ANSWERABLE"
         state["extras"]["answering_sentences"] = [str(s) for s in out.answering_sentences or []]
         confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
         # A question of one part has no part left unanswered: its PARTIAL is taken as ANSWERABLE. With
