@@ -211,6 +211,9 @@ def test_an_unanswerable_label_stands_only_below_its_cosine_threshold(schema_lm)
     assert reply.route == "idk" and reply.label == "UNANSWERABLE" and reply.unanswerable_overruled is None
     reply, *_ = run(schema_lm, "Lab fee?", *common, script=script, cosines={"Lab fee?": 0.60})
     assert reply.route == "idk" and reply.unanswerable_overruled is None  # off by default: the label stands
+    reply, *_ = run(schema_lm, "Lab fee?", "askfirst.ambiguity=off", "askfirst.label_unanswerable_below=0.55", script=script,
+                    cosines={"Lab fee?": 0.50, "Lab fee? laboratory charge": 0.60})
+    assert reply.escalated and reply.route == "idk" and reply.unanswerable_overruled is None  # the searched query's cosine decides
     partial = scripted(asked_about=assessment("PARTIAL"))
     reply, *_ = run(schema_lm, "What is the lab fee, and who teaches it?", *common, "askfirst.label_unanswerable_below=0.55",
                     script=partial, cosines={"What is the lab fee, and who teaches it?": 0.60})

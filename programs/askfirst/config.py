@@ -174,7 +174,7 @@ class AskfirstConfig(ConfigSection):
         "corpus- and embedder-specific: `askfirst tune-threshold --signal top-cosine` sets it on a training half.")
     label_unanswerable_below: float | None = Field(
         None, ge=-1, le=1, description="Let the evidence assessment's UNANSWERABLE stand only on a question whose retrieval-gate "
-        "signal (the top dense cosine of the searched query) is below this; at or above it the question is taken as ANSWERABLE "
+        "signal (the top dense cosine of the searched query, on escalation's second assessment too) is below this; at or above it the question is taken as ANSWERABLE "
         "(recorded as `unanswerable_overruled`), since the collection holds something close to it. null: off. Chosen on "
         "MTRAG-UN's training half, where the 1.5B's UNANSWERABLE was right on 4 tasks, all below 0.50, and wrong on 6 "
         "ANSWERABLE ones, three above 0.59 (bench/RESULTS.md). Like min_top_cosine the value is the corpus's and embedder's; "

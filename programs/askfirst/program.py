@@ -372,9 +372,10 @@ class AskFirstProgram(dspy.Module):
                              question=query, passages=format_passages(passages, max_chars=self.program_config.passage_chars))
         by_id = {p.passage_id: p for p in passages}
         label = out.label
-        below = self.config.label_unanswerable_below
-        if label == "UNANSWERABLE" and below is not None and top_cosine is not None and top_cosine >= below:
-            state["extras"]["unanswerable_overruled"] = top_cosine  # the collection holds something close to the question
+        # The searched query's cosine, on escalation too (not the expansion's): the threshold was chosen on it.
+        searched, below = state["extras"]["top_cosine"], self.config.label_unanswerable_below
+        if label == "UNANSWERABLE" and below is not None and searched is not None and searched >= below:
+            state["extras"]["unanswerable_overruled"] = searched  # the collection holds something close to the question
             label = "ANSWERABLE"
         state["extras"]["answering_sentences"] = [str(s) for s in out.answering_sentences or []]
         confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
