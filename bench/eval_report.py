@@ -27,14 +27,8 @@ from askfirst.config import load_config
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.runner import read_finished
 from askfirst.evaluation.scoring import aggregate, score_prediction
-from askfirst.evaluation.stats import proportion_ci
+from askfirst.evaluation.route_targets import route_rates
 
-RATES = (  # (label, expected route, route taken): the share of the expected route's tasks that took that route
-    ('"I don\'t know" on ANSWERABLE (target < 15%)', "answer", "idk"),
-    ("clarifying on ANSWERABLE (target < 15%)", "answer", "clarify"),
-    ('"I don\'t know" on UNANSWERABLE (target >= 50%)', "idk", "idk"),
-    ("clarifying on UNDERSPECIFIED (target >= 33%)", "clarify", "clarify"),
-)
 MISROUTES = (("answer", "idk"), ("idk", "answer"))  # (expected, taken): the two the "I don't know" targets trade
 
 
@@ -76,15 +70,7 @@ def report(run_dir: Path) -> dict:
     examples = [e for e in configured_questions(config) if e.id in finished]
     scores = [score_prediction(e, finished[e.id], k=config.program.evidence_k) for e in examples]
     summary = aggregate(scores)
-    taken: dict[str, Counter] = {}
-    for s in scores:
-        taken.setdefault(s["expected_route"], Counter())[s["route"]] += 1
-    rates = {}
-    for label, expected, route in RATES:
-        n = sum(taken.get(expected, Counter()).values())
-        if n:
-            hits = taken[expected][route]
-            rates[label] = {"n": n, "share": hits / n, "ci95": list(proportion_ci(hits, n))}
+    rates = route_rates(scores)
     records = [finished[e.id] for e in examples]
     sources: dict[str, Counter] = {}
     for row, record in zip(scores, records):

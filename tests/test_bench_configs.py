@@ -139,6 +139,37 @@ def test_gate_swap_takes_the_gate_runs_route_where_its_gate_stopped_and_lists_wh
     assert "Usage: python bench/gate_swap.py" in capsys.readouterr().err
 
 
+def test_partial_rerun_puts_the_rerun_questions_in_place_and_reports_targets_and_changes(tmp_path, capsys):
+    from askfirst.config import save_resolved
+
+    def run(name: str, rows: dict[str, tuple[str, str]], *overrides: str) -> Path:  # id: (expected route, route taken)
+        folder = tmp_path / name
+        folder.mkdir()
+        save_resolved(load_config(overrides=list(overrides)), folder)
+        (folder / "scores.jsonl").write_text("".join(json.dumps({"id": qid, "expected_route": exp, "route": taken,
+                                                                 "route_correct": exp == taken}) + "\n" for qid, (exp, taken) in rows.items()))
+        (folder / "predictions.jsonl").write_text("".join(json.dumps({"id": qid, "route": taken}) + "\n" for qid, (_, taken) in rows.items()))
+        (folder / "metrics.json").write_text("{}")
+        return folder
+
+    base = run("base", {"a1": ("answer", "idk"), "a2": ("answer", "answer"), "u1": ("idk", "idk"), "u2": ("idk", "idk")})
+    rerun = run("rerun", {"a1": ("answer", "answer"), "u2": ("idk", "answer")}, "askfirst.label_unanswerable_below=0.55",
+                "data.ids=[a1,u2]")
+    script = _bench_script("partial_rerun")
+    assert script.main([f"base={base}", f"switch={rerun}"]) == 0
+    out = capsys.readouterr().out
+    assert "switch: 2 of base's 4 questions run again with askfirst.label_unanswerable_below: None -> 0.55\n" in out
+    assert "| answer | 2 | 1 | 2 |" in out and "| idk | 2 | 2 | 1 |" in out and "| all | 4 | 3 | 3 |" in out
+    assert '"I don\'t know" on ANSWERABLE (target < 15%): 1 of 2 (0.500, missed) -> 0 (0.000, met)' in out
+    assert '"I don\'t know" on UNANSWERABLE (target >= 50%): 2 of 2 (1.000, met) -> 1 (0.500, met)' in out
+    assert "2 route(s) changed:\n- a1 (answer): idk -> answer\n- u2 (idk): idk -> answer" in out
+    assert "route accuracy, patched minus base: +0.000" in out
+    stray = run("stray", {"x9": ("answer", "answer")})
+    assert script.main([f"base={base}", f"stray={stray}"]) == 2
+    assert "1 rerun question(s) not in the base run: x9" in capsys.readouterr().err
+    assert script.main([str(base)]) == 2 and "Usage: python bench/partial_rerun.py" in capsys.readouterr().err
+
+
 def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_path, capsys):
     from askfirst.config import save_resolved
 
