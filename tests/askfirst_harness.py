@@ -7,8 +7,7 @@ import numpy as np
 from askfirst.config import load_config
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
-from tests.conftest import PASSAGES, ListRetriever
-from tests.test_label_probability import LabelScoringEngine
+from tests.conftest import PASSAGES, LabelScoringEngine, ListRetriever
 
 FEE_ANSWERS = {"fees-lab": "EUR 85", "fees-registration": "EUR 60"}
 

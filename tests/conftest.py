@@ -1,6 +1,9 @@
-"""Shared fixtures: a small in-memory retriever for program tests, a real index for retrieval tests."""
+"""Shared fixtures: a small in-memory retriever for program tests, a real index for retrieval tests, and the test LM
+engines (a schema-following one and one that also reports label log-probabilities, as llama.cpp does)."""
 
 from __future__ import annotations
+
+import math
 
 import dspy
 import pytest
@@ -79,6 +82,8 @@ def demo_index(tmp_path_factory):
     yield config, store, retriever, report
     store.close()
 
+LABEL_LOGPROBS = {"ANSWERABLE": math.log(0.6), "PARTIAL": math.log(0.1), "UNDERSPECIFIED": math.log(0.1), "UNANSWERABLE": math.log(0.2)}
+
 
 class SchemaFollowingEngine:
     """A test LM engine that answers any Signature: scripted replies chosen by output field, else placeholders.
@@ -119,6 +124,30 @@ class SchemaFollowingEngine:
 
     def close(self):
         pass
+
+
+class LabelScoringEngine(SchemaFollowingEngine):
+    """The test engine, declaring that it scores label fields and reporting them as the llama.cpp engine does."""
+
+    scores_labels = True
+    supported_params = frozenset({"temperature", "max_tokens", "response_format", "logprobs", "top_logprobs"})
+
+    def __init__(self, scripted=None, *, logprobs: dict[str, float] = LABEL_LOGPROBS):
+        super().__init__(scripted)
+        self.logprobs = logprobs
+
+    def complete(self, request):
+        from dspy._vendor.lm15.types import TokenLogprob, TopLogprob
+
+        response = super().complete(request)
+        self.asked_for_logprobs = request.config.logprobs is not None
+        if not self.asked_for_logprobs:
+            return response
+        top = tuple(TopLogprob(token=k, logprob=v) for k, v in self.logprobs.items())
+        first = next(iter(self.logprobs))
+        entry = TokenLogprob(token=first, logprob=self.logprobs[first], top=top)
+        return response.__class__(id=response.id, model=response.model, message=response.message, finish_reason=response.finish_reason,
+                                  usage=response.usage, logprobs=(entry,))
 
 
 @pytest.fixture

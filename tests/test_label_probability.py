@@ -7,10 +7,7 @@ import pytest
 
 from askfirst.lm.label_scoring import enum_fields, normalise, value_offset
 from askfirst.programs.common.answerability import AnswerabilityRouter, label_distribution
-from tests.conftest import SchemaFollowingEngine
-
-LABEL_LOGPROBS = {"ANSWERABLE": math.log(0.6), "PARTIAL": math.log(0.1), "UNDERSPECIFIED": math.log(0.1), "UNANSWERABLE": math.log(0.2)}
-
+from tests.conftest import LabelScoringEngine
 
 def test_the_label_fields_and_where_their_value_starts():
     schema = {"properties": {"answering_sentences": {"type": "array"}, "label": {"type": "string", "enum": ["ANSWERABLE", "PARTIAL"]},
@@ -20,30 +17,6 @@ def test_the_label_fields_and_where_their_value_starts():
     assert reply[value_offset(reply, "label"):].startswith('PARTIAL"') and value_offset(reply, "missing") is None
     scores = normalise({"a": math.log(2.0), "b": math.log(6.0)})
     assert math.isclose(math.exp(scores["a"]), 0.25) and math.isclose(math.exp(scores["b"]), 0.75)
-
-
-class LabelScoringEngine(SchemaFollowingEngine):
-    """The test engine, declaring that it scores label fields and reporting them as the llama.cpp engine does."""
-
-    scores_labels = True
-    supported_params = frozenset({"temperature", "max_tokens", "response_format", "logprobs", "top_logprobs"})
-
-    def __init__(self, scripted=None, *, logprobs: dict[str, float] = LABEL_LOGPROBS):
-        super().__init__(scripted)
-        self.logprobs = logprobs
-
-    def complete(self, request):
-        from dspy._vendor.lm15.types import TokenLogprob, TopLogprob
-
-        response = super().complete(request)
-        self.asked_for_logprobs = request.config.logprobs is not None
-        if not self.asked_for_logprobs:
-            return response
-        top = tuple(TopLogprob(token=k, logprob=v) for k, v in self.logprobs.items())
-        first = next(iter(self.logprobs))
-        entry = TokenLogprob(token=first, logprob=self.logprobs[first], top=top)
-        return response.__class__(id=response.id, model=response.model, message=response.message, finish_reason=response.finish_reason,
-                                  usage=response.usage, logprobs=(entry,))
 
 
 @pytest.mark.parametrize("measured", [True, False])
