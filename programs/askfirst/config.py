@@ -177,7 +177,9 @@ class AskfirstConfig(ConfigSection):
         "signal (the top dense cosine of the searched query, on escalation's second assessment too) is below this; at or above it the question is taken as ANSWERABLE "
         "(recorded as `unanswerable_overruled`), since the collection holds something close to it. null: off. Chosen on "
         "MTRAG-UN's training half, where the 1.5B's UNANSWERABLE was right on 4 tasks, all below 0.50, and wrong on 6 "
-        "ANSWERABLE ones, three above 0.59 (bench/RESULTS.md). Like min_top_cosine the value is the corpus's and embedder's; "
+        "ANSWERABLE ones, three above 0.59; bench/askfirst_mtrag.yaml sets it, which took 'I don't know' on ANSWERABLE tasks "
+        "13 -> 10 of 87 and 13 -> 8 of 79 on the two halves and kept the UNANSWERABLE ones' (bench/RESULTS.md). Like "
+        "min_top_cosine the value is the corpus's and embedder's; "
         "with answer_threshold set, the overruled label's P(answerable) still decides its route.")
     escalation: bool = Field(True, description="MAF-RAG's escalation: when the classifier is unsure, retrieve again with an expanded query and classify once more.")
     escalate_gated: bool = Field(
