@@ -47,12 +47,15 @@ def patched(base: list[dict], rerun: list[dict]) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) != 2 or not all("=" in arg for arg in argv):
+        print(__doc__, file=sys.stderr)
+        return 2
+    (base_label, base_dirs), (rerun_label, rerun_dirs) = (arg.split("=", 1) for arg in argv)
     try:
-        (base_label, base_dirs), (rerun_label, rerun_dirs) = (arg.split("=", 1) for arg in argv)
         base, rerun = (pooled_run([Path(d) for d in dirs.split(",")]) for dirs in (base_dirs, rerun_dirs))
         after = patched(base.scores, rerun.scores)
     except ValueError as exc:
-        print(str(exc) if len(argv) == 2 else __doc__, file=sys.stderr)
+        print(exc, file=sys.stderr)
         return 2
     changes = [c for c in config_changes(base.config.model_dump(mode="json"), rerun.config.model_dump(mode="json"))
                if not c.startswith("data.ids:")]

@@ -220,6 +220,17 @@ def test_an_unanswerable_label_stands_only_below_its_cosine_threshold(schema_lm)
     assert reply.route == "partial" and reply.unanswerable_overruled is None  # only UNANSWERABLE is overruled
 
 
+def test_an_overruled_label_that_escalation_discards_is_not_recorded():
+    # A first PARTIAL (P(answerable) 0.7 under program.answer_threshold 0.75) escalates; the second assessment's
+    # UNANSWERABLE is overruled, but its P(answerable) keeps it from answering, so the first assessment stands.
+    labels = iter([assessment("PARTIAL"), UNANSWERABLE])
+    lm = scoring_lm({"PARTIAL": math.log(0.4), "ANSWERABLE": math.log(0.3), "UNDERSPECIFIED": math.log(0.2), "UNANSWERABLE": math.log(0.1)})
+    question = "How much is the lab fee? Can I pay it later?"
+    reply, *_ = run(lm, question, "askfirst.ambiguity=off", "askfirst.label_unanswerable_below=0.55", "program.answer_threshold=0.75",
+                    "askfirst.referent_cue=false", script=scripted(asked_about=lambda _: next(labels)), cosines={question: 0.60})
+    assert reply.escalated and reply.route == "idk" and reply.label == "PARTIAL" and reply.unanswerable_overruled is None
+
+
 def test_the_gate_lets_an_escalated_query_through_when_the_expansion_comes_closer_if_configured(schema_lm):
     gated = ("askfirst.ambiguity=off", "askfirst.min_top_cosine=0.4")
     lifted = (*gated, "askfirst.escalate_gated=true")

@@ -168,6 +168,7 @@ def test_partial_rerun_puts_the_rerun_questions_in_place_and_reports_targets_and
     assert script.main([f"base={base}", f"stray={stray}"]) == 2
     assert "1 rerun question(s) not in the base run: x9" in capsys.readouterr().err
     assert script.main([str(base)]) == 2 and "Usage: python bench/partial_rerun.py" in capsys.readouterr().err
+    assert script.main([f"base={base}", str(rerun)]) == 2 and "Usage: python bench/partial_rerun.py" in capsys.readouterr().err
 
 
 def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_path, capsys):

@@ -519,7 +519,7 @@ class AskFirstProgram(dspy.Module):
         known = {p.passage_id for p in state["evidence"]}
         evidence = (state["evidence"] + [p for p in found if p.passage_id not in known])[: len(state["evidence"]) + 2]
         before = {k: state[k] for k in ("label", "confidence", "p_answerable")}
-        before_extras = {k: state["extras"][k] for k in ("key_terms", "probability_source", "gated")}
+        before_extras = {k: state["extras"][k] for k in ("key_terms", "probability_source", "gated", "unanswerable_overruled")}
         top_cosine = max((c for c in (state["extras"]["top_cosine"], self.top_cosine(expanded)) if c is not None), default=None)
         new_route = self._assess(query, history, state, evidence, top_cosine=top_cosine)
         state["extras"]["escalated"] = True
