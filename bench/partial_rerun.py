@@ -2,10 +2,11 @@
 scores in place of the base run's, the rest kept (no LM).
 
 Usage: python bench/partial_rerun.py BASE=runs/eval-…[,…] RERUN=runs/eval-…[,…]
+       python bench/partial_rerun.py --overrulable THRESHOLD runs/eval-…   (the data.ids to run again, as JSON)
 
 For a switch that can act only on questions a rule picks from the base run's records (``askfirst.label_unanswerable_below``
-acts only where an assessment said UNANSWERABLE at a top cosine reaching it): run those questions again with ``data.ids``
-and read the whole set's figures here. That the other questions would take the same routes is the rule's claim, not
+acts only where an assessment said UNANSWERABLE at a top cosine reaching it; ``--overrulable`` lists those of a run made
+without it): run those questions again with ``data.ids`` and read the whole set's figures here. That the other questions would take the same routes is the rule's claim, not
 checked here; the configs' differences are printed so the reader sees what changed. Prints, per expected route, the right
 routes before and after, issue 15's route targets before and after, the questions whose route changed, and the route
 accuracy's paired difference with its 95% bootstrap CI. A side may be comma-separated chunk runs.
@@ -13,10 +14,12 @@ accuracy's paired difference with its 95% bootstrap CI. A side may be comma-sepa
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from askfirst.evaluation.pooled_runs import pooled_run
+from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished
 from askfirst.evaluation.route_targets import route_rates
 from askfirst.evaluation.stats import paired_bootstrap
 
@@ -46,7 +49,27 @@ def patched(base: list[dict], rerun: list[dict]) -> list[dict]:
     return [by_id.get(row["id"], row) for row in base]
 
 
+def overrulable(records: list[dict], threshold: float) -> list[str]:
+    """The ids of the askfirst program's records that ``askfirst.label_unanswerable_below=threshold`` could route
+    otherwise: assessed (the gate and the lexical checks decide without an assessment) at a top cosine reaching the
+    threshold, and with an assessment that may have said UNANSWERABLE: the final label, a first label escalation
+    overturned, or an "I don't know" the referent cue made a clarifying question. Any other record's path has no
+    UNANSWERABLE label for the switch to overrule."""
+    ids = []
+    for record in records:
+        extras = record.get("extras") or {}
+        cosine = extras.get("top_cosine")
+        if extras.get("probability_source") is None or cosine is None or cosine < threshold:
+            continue
+        if record.get("label") == "UNANSWERABLE" or extras.get("escalated") or extras.get("referent_cue"):
+            ids.append(record["id"])
+    return ids
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "--overrulable":
+        print(json.dumps(overrulable(list(read_finished(Path(argv[2]) / PREDICTIONS_FILE).values()), float(argv[1]))))
+        return 0
     if len(argv) != 2 or not all("=" in arg for arg in argv):
         print(__doc__, file=sys.stderr)
         return 2

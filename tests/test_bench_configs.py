@@ -171,6 +171,19 @@ def test_partial_rerun_puts_the_rerun_questions_in_place_and_reports_targets_and
     assert script.main([f"base={base}", str(rerun)]) == 2 and "Usage: python bench/partial_rerun.py" in capsys.readouterr().err
 
 
+def test_partial_rerun_lists_the_questions_an_unanswerable_overrule_could_route_otherwise(tmp_path, capsys):
+    def record(qid, label, cosine, **extras):
+        return {"id": qid, "label": label, "extras": {"probability_source": "logprobs", "top_cosine": cosine} | extras}
+
+    records = [record("kept", "UNANSWERABLE", 0.60), record("low", "UNANSWERABLE", 0.50),
+               record("answered", "ANSWERABLE", 0.70), record("escalated", "ANSWERABLE", 0.70, escalated=True),
+               record("cued", "UNDERSPECIFIED", 0.70, referent_cue=["animal"]),
+               record("gated", "UNANSWERABLE", 0.70, probability_source=None, gated=True)]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert _bench_script("partial_rerun").main(["--overrulable", "0.55", str(tmp_path)]) == 0
+    assert json.loads(capsys.readouterr().out) == ["kept", "escalated", "cued"]
+
+
 def test_eval_report_scores_a_stopped_run_and_calibrates_its_p_answerable(tmp_path, capsys):
     from askfirst.config import save_resolved
 
