@@ -9,7 +9,8 @@ acts only where an assessment said UNANSWERABLE at a top cosine reaching it; ``-
 without it): run those questions again with ``data.ids`` and read the whole set's figures here. That the other questions would take the same routes is the rule's claim, not
 checked here; the configs' differences are printed so the reader sees what changed. Prints, per expected route, the right
 routes before and after, issue 15's route targets before and after, the questions whose route changed, and the route
-accuracy's paired difference with its 95% bootstrap CI. A side may be comma-separated chunk runs.
+accuracy's paired difference with its 95% bootstrap CI. A side may be comma-separated chunk runs, a stopped run
+with the questions it finished.
 """
 
 from __future__ import annotations

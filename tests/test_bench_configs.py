@@ -171,6 +171,19 @@ def test_partial_rerun_puts_the_rerun_questions_in_place_and_reports_targets_and
     assert script.main([f"base={base}", str(rerun)]) == 2 and "Usage: python bench/partial_rerun.py" in capsys.readouterr().err
 
 
+def test_a_stopped_run_pools_with_the_questions_it_finished(tmp_path):
+    from askfirst.config import save_resolved
+    from askfirst.evaluation.pooled_runs import pooled_run
+
+    save_resolved(load_config(), tmp_path)  # the demo's 26 questions; two finished, no scores.jsonl or metrics.json
+    lines = [{"id": "u01", "route": "idk", "answer": "I don't know.", "seconds": 2.0, "lm_calls": 1},
+             {"id": "a01", "route": "idk", "answer": "I don't know.", "seconds": 4.0, "lm_calls": 3}]
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    run = pooled_run([tmp_path])
+    assert [(sc["id"], sc["expected_route"], sc["route_correct"]) for sc in run.scores] == [("a01", "answer", False), ("u01", "idk", True)]
+    assert run.summary["route_correct"] == 0.5 and run.summary["lm_calls_per_question"] == 2.0
+
+
 def test_partial_rerun_lists_the_questions_an_unanswerable_overrule_could_route_otherwise(tmp_path, capsys):
     def record(qid, label, cosine, **extras):
         return {"id": qid, "label": label, "extras": {"probability_source": "logprobs", "top_cosine": cosine} | extras}

@@ -1,4 +1,5 @@
-"""Finished eval runs read back as one: the chunks of a question set run apart (``data.ids`` in turn), pooled."""
+"""Finished eval runs read back as one: the chunks of a question set run apart (``data.ids`` in turn), pooled. A run
+stopped before its end counts with the questions it finished."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from askfirst.config import AskFirstConfig, load_config
-from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores, run_summary
+from askfirst.datasets.splits import configured_questions
+from askfirst.evaluation.runner import PREDICTIONS_FILE, question_scores, read_finished, read_scores, run_summary
 
 
 @dataclass
@@ -38,18 +40,27 @@ def pooled_run(folders: list[Path]) -> PooledRun:
     unlike = [str(folder) for folder, config in zip(folders, configs) if _but_ids(config) != _but_ids(configs[0])]
     if unlike:
         raise ValueError(f"the configs of {', '.join(unlike)} differ from {folders[0]}'s in more than data.ids")
-    scores = [sc for folder in folders for sc in read_scores(folder)]
+    scores = [sc for folder, config in zip(folders, configs) for sc in _scores(folder, config)]
     seen: set[str] = set()
     for qid in (sc["id"] for sc in scores):
         if qid in seen:
             raise ValueError(f"question {qid} is in more than one of the runs {', '.join(map(str, folders))}")
         seen.add(qid)
     records = {qid: rec for folder in folders for qid, rec in read_finished(folder / PREDICTIONS_FILE).items()}
-    if len(folders) == 1:
+    if len(folders) == 1 and (folders[0] / "metrics.json").exists():
         summary = json.loads((folders[0] / "metrics.json").read_text(encoding="utf-8"))
     else:
         summary = run_summary(scores, [records[sc["id"]] for sc in scores])
     return PooledRun(configs[0], sorted(scores, key=lambda sc: sc["id"]), records, summary)
+
+
+def _scores(folder: Path, config: AskFirstConfig) -> list[dict]:
+    """The run's ``scores.jsonl``; of a run stopped before writing it, its finished questions scored as it would have."""
+    if (folder / "scores.jsonl").exists():
+        return read_scores(folder)
+    finished = read_finished(folder / PREDICTIONS_FILE)
+    examples = [e for e in configured_questions(config) if e.id in finished]
+    return question_scores(examples, [finished[e.id] for e in examples], k=config.program.evidence_k)
 
 
 def _but_ids(config: AskFirstConfig) -> dict:

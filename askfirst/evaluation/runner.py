@@ -131,12 +131,18 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
             ParallelExecutor(num_threads=threads, disable_progress_bar=True, timeout=24 * 3600, straggler_limit=len(todo) + 1,
                              max_errors=len(todo) + 1).execute(finish, todo)
     records = [done[e.id] for e in examples]
-    scores = [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", ""), "collection": e.get("collection") or ""}
-              for e, r in zip(examples, records, strict=True)]
+    scores = question_scores(examples, records, k=k)
     summary = run_summary(scores, records)
     write_atomic(run_dir / "scores.jsonl", "".join(json.dumps(s) + "\n" for s in scores))
     write_atomic(run_dir / "metrics.json", json.dumps(summary, indent=2))
     return EvalResult(records, scores, summary, run_dir)
+
+
+def question_scores(examples: list[dspy.Example], records: list[dict], *, k: int) -> list[dict]:
+    """Each question's scores (``score_prediction``, evidence at ``k``) with its id, kind and collection, as
+    ``scores.jsonl`` holds them."""
+    return [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", ""), "collection": e.get("collection") or ""}
+            for e, r in zip(examples, records, strict=True)]
 
 
 def run_summary(scores: list[dict], records: list[dict]) -> dict:
