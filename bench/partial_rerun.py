@@ -6,11 +6,11 @@ Usage: python bench/partial_rerun.py BASE=runs/eval-…[,…] RERUN=runs/eval-�
 
 For a switch that can act only on questions a rule picks from the base run's records (``askfirst.label_unanswerable_below``
 acts only where an assessment said UNANSWERABLE at a top cosine reaching it; ``--overrulable`` lists those of a run made
-without it): run those questions again with ``data.ids`` and read the whole set's figures here. That the other questions would take the same routes is the rule's claim, not
-checked here; the configs' differences are printed so the reader sees what changed. Prints, per expected route, the right
-routes before and after, issue 15's route targets before and after, the questions whose route changed, and the route
-accuracy's paired difference with its 95% bootstrap CI. A side may be comma-separated chunk runs, a stopped run
-with the questions it finished.
+without it): run those questions again with ``data.ids`` and read the whole set's figures here. That the other questions
+would take the same routes is the rule's claim, not checked here; the configs' differences are printed so the reader sees
+what changed. Prints, per expected route, the right routes before and after, issue 15's route targets before and after,
+the questions whose route changed, and the route accuracy's paired difference with its 95% bootstrap CI. A side may be
+comma-separated chunk runs, or a stopped run with the questions it finished.
 """
 
 from __future__ import annotations
