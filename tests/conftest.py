@@ -82,6 +82,7 @@ def demo_index(tmp_path_factory):
     yield config, store, retriever, report
     store.close()
 
+
 LABEL_LOGPROBS = {"ANSWERABLE": math.log(0.6), "PARTIAL": math.log(0.1), "UNDERSPECIFIED": math.log(0.1), "UNANSWERABLE": math.log(0.2)}
 
 
