@@ -23,18 +23,13 @@ from askfirst.evaluation.pooled_runs import pooled_run
 from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished
 from askfirst.evaluation.route_targets import route_rates
 from askfirst.evaluation.stats import paired_bootstrap
+from askfirst.tracking import flatten
 
 
-def config_changes(base: dict, other: dict, prefix: str = "") -> list[str]:
+def config_changes(base: dict, other: dict) -> list[str]:
     """The dotted settings whose values differ between two dumped configs, as ``key: base -> other``."""
-    changes = []
-    for key in sorted(set(base) | set(other)):
-        a, b = base.get(key), other.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            changes += config_changes(a, b, f"{prefix}{key}.")
-        elif a != b:
-            changes.append(f"{prefix}{key}: {a} -> {b}")
-    return changes
+    base, other = flatten(base), flatten(other)
+    return [f"{key}: {base.get(key)} -> {other.get(key)}" for key in sorted(set(base) | set(other)) if base.get(key) != other.get(key)]
 
 
 def patched(base: list[dict], rerun: list[dict]) -> list[dict]:
