@@ -49,6 +49,20 @@ class AblationSpec:
     only: list[str] = field(default_factory=list)
 
 
+def cell_folder(run_dir: Path, name: str) -> Path:
+    """The folder of the cell ``name`` inside ``run_dir`` (``/`` written as ``_``); never outside it.
+
+    Raises:
+        ConfigError: The name would leave the run folder (``..``, ``.``, empty).
+    """
+    from askfirst.retrieval.safe_paths import UnsafePathError, inside
+
+    try:
+        return inside(Path(run_dir), name.replace("/", "_").replace("\\", "_").replace("\0", "_"))
+    except UnsafePathError:
+        raise ConfigError(f"cell name {name!r} cannot name a folder inside the run folder; rename the cell") from None
+
+
 def _fmt(value) -> str:
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -89,6 +103,8 @@ def load_spec(path: str | Path, *, only: list[str] | None = None) -> AblationSpe
     if not cells:
         raise ConfigError(f"{p}: declare at least one cell under 'cells' or 'grid'")
     names = [c.name for c in cells]
+    for name in names:
+        cell_folder(p.parent, name)
     if len(set(names)) != len(names):
         raise ConfigError(f"{p}: duplicate cell names {sorted({n for n in names if names.count(n) > 1})}")
     reference = str(raw.get("reference") or names[0])
@@ -159,7 +175,7 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
     from askfirst.evaluation.runner import run_eval
     from askfirst.tracking import child_run
 
-    cell_dirs = {c.name: run_dir / c.name.replace("/", "_") for c in spec.cells}
+    cell_dirs = {c.name: cell_folder(run_dir, c.name) for c in spec.cells}
     for cell in spec.cells:  # every cell's config is saved up front, so a resumed ablation rebuilds the same cells
         save_resolved(configs[cell.name], cell_dirs[cell.name])
     programs = {c.name: program_for(configs[c.name], c) for c in spec.cells}

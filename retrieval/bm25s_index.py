@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from askfirst.retrieval.bm25 import tokenize
+from askfirst.retrieval.safe_paths import inside
 from askfirst.retrieval.sparse import B, K1
 
 _IDS = "passage_ids.npy"
@@ -86,6 +87,7 @@ class Bm25sIndex:
             token_ids.append([vocab.setdefault(t, len(vocab)) for t in tokenize(f"{p.title} {p.text}")])
         folder = Path(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
+        folder = inside(folder.parent, folder.name)  # renamed and deleted below: never anything outside its own root
         tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
         try:
             if ids:  # bm25s cannot index an empty corpus; an empty collection keeps only its (empty) id list

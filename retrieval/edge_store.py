@@ -28,6 +28,7 @@ import numpy as np
 from askfirst.retrieval.chunking import Passage
 from askfirst.retrieval.qdrant_store import (DENSE, LAYOUT, PAYLOAD_FIELDS, SPARSE, PassageTexts, StoreError, average_length,
                                               check_embedding, passage_from_payload, payload_of, point_id)
+from askfirst.retrieval.safe_paths import check_collection_name, inside
 from askfirst.retrieval.sparse import B, K1, document_vector, query_vector
 
 EDGE_REQUIREMENT = "qdrant-edge-py==0.9.0"
@@ -68,8 +69,8 @@ class EdgeStore:
         # The shards open in this folder, by collection: a shard's write-ahead log admits one opener, so a sibling asked
         # for twice (URASys's FAQ collection, by the program and by a caller) is the same object.
         self._open = _open if _open is not None else {}
+        folder = inside(self.root, check_collection_name(collection))
         self._meta_path = self.root / f"{collection}.json"
-        folder = self.root / collection
         if folder.is_dir() and any(folder.iterdir()) and self._meta_path.is_file():
             meta = self._metadata()
             try:

@@ -14,6 +14,7 @@ from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport, build_index
 from askfirst.retrieval.lexical import open_lexical
 from askfirst.retrieval.qdrant_store import PassageStore
+from askfirst.retrieval.safe_paths import check_collection_name, inside
 
 
 def collection_name(config: AskFirstConfig) -> str:
@@ -21,7 +22,7 @@ def collection_name(config: AskFirstConfig) -> str:
     (``mtrag``, ``urasys:squad2``), or a file or folder's name plus a hash of its resolved path, so two
     different ``corpus.jsonl`` files in two folders never share (and mix in) one collection."""
     if config.data.collection:
-        return config.data.collection
+        return check_collection_name(config.data.collection)
     from askfirst.datasets.sources import CORPORA
 
     data = config.data
@@ -32,7 +33,7 @@ def collection_name(config: AskFirstConfig) -> str:
         stem = f"{path.stem or 'corpus'}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
     if data.corpus_scope == "questions":  # its own collection, so a full index of the corpus never leaks into it
         stem += "_for_" + hashlib.sha1(question_selection(config).encode()).hexdigest()[:8]
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", stem)
+    return check_collection_name(re.sub(r"[^A-Za-z0-9_-]+", "_", stem).lstrip("-")[-128:] or "corpus")
 
 
 def store_path(config: AskFirstConfig) -> Path:
@@ -59,9 +60,9 @@ def bm25s_folder(config: AskFirstConfig, collection: str) -> Path:
     """Where the bm25s index of ``collection`` lives: beside the local store, or under runs/ for a server's collection."""
     url = config.retriever.qdrant_url
     if url:
-        return config.runs_path / "bm25s" / hashlib.sha1(url.encode()).hexdigest()[:8] / collection
+        return inside(config.runs_path / "bm25s" / hashlib.sha1(url.encode()).hexdigest()[:8], check_collection_name(collection))
     path = store_path(config)
-    return path.with_name(path.name + "-bm25s") / collection
+    return inside(path.with_name(path.name + "-bm25s"), check_collection_name(collection))
 
 
 def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Document] | None = None, prune: bool = False, progress=None) -> IndexReport:

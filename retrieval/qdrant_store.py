@@ -11,6 +11,7 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 
 from askfirst.retrieval.chunking import Passage
+from askfirst.retrieval.safe_paths import check_collection_name
 from askfirst.retrieval.sparse import B, K1, document_vector, passage_length, query_vector
 
 _NAMESPACE = uuid.UUID("6f1c3e52-9a43-4b8e-8f1e-a5d0c0a1f001")
@@ -82,7 +83,7 @@ class PassageStore:
 
     def __init__(self, *, collection: str, dim: int, path: str | Path | None = None, url: str | None = None,
                  client: QdrantClient | None = None, embedding: str = "", rebuild_old_layout: bool = False):
-        self.collection = collection
+        self.collection = check_collection_name(collection)
         self.dim = dim
         self.embedding = embedding
         self.location = url or str(path)
