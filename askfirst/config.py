@@ -23,6 +23,16 @@ class ConfigError(ValueError):
     """A configuration file or override that cannot be used; the message says what to change."""
 
 
+def operator_only(safe: str | None = None) -> dict:
+    """``Field`` keywords marking a setting only the operator's own config and flags may set (``askfirst.trust``).
+
+    Args:
+        safe: A kind of value a run folder may still set (``askfirst.trust.SAFE_VALUES``): ``local-model``,
+            ``named-source``, ``compiled-program``; ``location`` for a setting the reader always sets itself.
+    """
+    return {"json_schema_extra": {"trust": "operator"} | ({"safe": safe} if safe else {})}
+
+
 class ConfigSection(BaseModel):
     """A config section: unknown keys are errors, and assignments are validated."""
 
@@ -32,11 +42,13 @@ class ConfigSection(BaseModel):
 class LMConfig(ConfigSection):
     """Which language model runs every DSPy step."""
 
-    model: str = Field("local/qwen2.5-coder-1.5b-instruct", description="'local/<name>' for the offline llama.cpp model, else any litellm model string.")
-    api_base: str | None = None
-    api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key.")
-    model_path: str | None = Field(None, description="Explicit GGUF file for a local model (still checked against its pinned SHA-256 unless sha256 is set).")
-    sha256: str | None = Field(None, description="Expected SHA-256 of model_path, for a GGUF file that is not in the registry.")
+    model: str = Field("local/qwen2.5-coder-1.5b-instruct", description="'local/<name>' for the offline llama.cpp model, else any litellm model string.",
+                       **operator_only("local-model"))
+    api_base: str | None = Field(None, description="The LM server's URL, for litellm model strings.", **operator_only())
+    api_key_env: str | None = Field(None, description="Name of the environment variable holding the API key.", **operator_only())
+    model_path: str | None = Field(None, description="Explicit GGUF file for a local model (still checked against its pinned SHA-256 unless sha256 is set).",
+                                   **operator_only())
+    sha256: str | None = Field(None, description="Expected SHA-256 of model_path, for a GGUF file that is not in the registry.", **operator_only())
     temperature: float = 0.0
     max_tokens: int = 384
     n_ctx: int = 4096
@@ -50,17 +62,19 @@ class LMConfig(ConfigSection):
 class RetrieverConfig(ConfigSection):
     """The hybrid BM25 + dense retriever over Qdrant."""
 
-    qdrant_path: str | None = Field(None, description="Folder for Qdrant's embedded local mode; default <runs_dir>/qdrant.")
-    qdrant_url: str | None = Field(None, description="A Qdrant server URL; when set, used instead of the local folder.")
+    qdrant_path: str | None = Field(None, description="Folder for Qdrant's embedded local mode; default <runs_dir>/qdrant.", **operator_only())
+    qdrant_url: str | None = Field(None, description="A Qdrant server URL; when set, used instead of the local folder.", **operator_only())
     embedded: Literal["qdrant-client", "qdrant-edge"] = Field(
         "qdrant-edge", description="The engine of the embedded store (runs/qdrant-edge or runs/qdrant): qdrant-edge-py, Qdrant's engine "
                                    "in-process (memory-mapped, HNSW and a sparse inverted index; opens 100k passages in 0.2 s), or "
-                                   "qdrant-client's local mode (loads every point on open and searches by brute force; fine to ~20k passages).")
+                                   "qdrant-client's local mode (loads every point on open and searches by brute force; fine to ~20k passages).",
+        **operator_only())
     store_memory: Literal["cold", "warm"] = Field(
         "cold", description="Where qdrant-edge keeps a new collection's dense vectors, HNSW graph and BM25 sparse index: 'cold' "
                             "memory-maps them and reads pages as searches touch them (opens fast; the first searches read from "
                             "disk), 'warm' reads them in as the store opens (Qdrant's default). Fixed when a collection is built.")
-    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_model: str = Field("all-MiniLM-L6-v2", description="The sentence-transformers model that embeds passages and queries.",
+                                 **operator_only())
     mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
     lexical: LexicalKind = Field(
         "auto", description="BM25 engine: the sparse vectors in Qdrant, an on-disk bm25s index, or rank-bm25 in memory; "
@@ -94,7 +108,7 @@ class ProgramConfig(ConfigSection):
                                  "folder or its program.json (DSPy state JSON; a relative path is taken from the working folder), "
                                  "or 'askfirst:<name>', one shipped in the package (askfirst/compiled/<name>); 'none' (or null) "
                                  "runs the uncompiled program. `--program` sets it, so a run's config.yaml records which compiled "
-                                 "program it ran.")
+                                 "program it ran.", **operator_only("compiled-program"))
 
     @field_validator("kind")
     @classmethod
@@ -114,12 +128,15 @@ class ProgramConfig(ConfigSection):
 class DataConfig(ConfigSection):
     """What to index and what to ask."""
 
-    corpus: str = Field("demo", description="'demo', a named benchmark corpus ('mtrag', 'mtrag:cloud'), a JSONL file ({_id,title,text}) or a folder of .txt/.md files.")
+    corpus: str = Field("demo", description="'demo', a named benchmark corpus ('mtrag', 'mtrag:cloud'), a JSONL file ({_id,title,text}) or a folder of .txt/.md files.",
+                        **operator_only("named-source"))
     corpus_scope: Literal["all", "questions"] = Field(
         "all", description="'questions': index only the documents the selected questions cite as gold (after limit and split), "
         "in a collection of their own: a small, easier corpus for LM-costly indexing (URASys); say so when reporting.")
-    collection: str | None = Field(None, description="Qdrant collection name; default derived from the corpus (and the scope).")
-    questions: str = Field("demo", description="'demo', a named benchmark set ('mtrag', 'mtrag:cloud'), or a question-set JSONL in askfirst's format.")
+    collection: str | None = Field(None, description="Qdrant collection name (letters, digits, _ and -); default derived from the corpus (and the scope).",
+                                   **operator_only())
+    questions: str = Field("demo", description="'demo', a named benchmark set ('mtrag', 'mtrag:cloud'), or a question-set JSONL in askfirst's format.",
+                           **operator_only("named-source"))
     limit: int | None = Field(None, ge=1, description="Only the first N questions (applied before data.split).")
     per_label: int | None = Field(None, ge=1, description="Only the first N questions of each answerability label (after the shuffle, "
                                   "before the limit): a sample that holds a set's rare labels, e.g. MTRAG synthetic's 20 UNANSWERABLE of 1,181.")
@@ -128,7 +145,14 @@ class DataConfig(ConfigSection):
     shuffle: bool = Field(False, description="Shuffle the question set with `seed` before the limit, so the first N are a random sample "
                           "(benchmark files are often sorted, e.g. every unanswerable question last).")
     split: Literal["all", "train", "validation"] = Field("all", description="Which half (by conversation, as compile splits) eval/ablate use.")
-    shared_data_dir: str | None = Field(None, description="Where ../shared/data lives; ASKFIRST_DATA_DIR overrides.")
+    shared_data_dir: str | None = Field(None, description="Where ../shared/data lives; ASKFIRST_DATA_DIR overrides.", **operator_only())
+
+    @field_validator("collection")
+    @classmethod
+    def _a_name(cls, collection: str | None) -> str | None:
+        from askfirst.retrieval.safe_paths import check_collection_name
+
+        return None if collection is None else check_collection_name(collection)
 
 
 class EvalConfig(ConfigSection):
@@ -179,7 +203,8 @@ class CompileConfig(ConfigSection):
                                     "or question to the user, an apology, under 5 words) before the search; the original is always kept.")
     instruction_candidates: str | None = Field(None, description="MIPROv2: a YAML or JSON file of {step name: [instruction, ...]} "
                                                "(step names as the compile diff names them) added to the prompt model's candidates, "
-                                               "for instructions written by hand or by a stronger model than the prompt model.")
+                                               "for instructions written by hand or by a stronger model than the prompt model.",
+                                               **operator_only())
     reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
     train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of the compile's conversations in its trainset; the rest is its "
                                   "valset. data.split's halves are always half each, so at 0.5 with split=all the valset is the "
@@ -194,7 +219,7 @@ class CompileConfig(ConfigSection):
 
 class TrackingConfig(ConfigSection):
     enabled: bool = True
-    tracking_uri: str | None = Field(None, description="Default: MLFLOW_TRACKING_URI, else sqlite under runs_dir.")
+    tracking_uri: str | None = Field(None, description="Default: MLFLOW_TRACKING_URI, else sqlite under runs_dir.", **operator_only())
     experiment: str = "askfirst"
     traces: bool = Field(True, description="MLflow DSPy autolog: a trace of every program call (modules and LM calls) in the run.")
 
@@ -202,7 +227,8 @@ class TrackingConfig(ConfigSection):
 class BaseConfig(ConfigSection):
     """The sections every run has; ``AskFirstConfig`` adds each registered program's own section to these."""
 
-    runs_dir: str = "runs"
+    runs_dir: str = Field("runs", description="Where run folders, the embedded store and the tracking database are written.",
+                          **operator_only("location"))
     seed: int = 0
     lm: LMConfig = LMConfig()
     retrieval_lm: LMConfig | None = Field(None, description="LM for the query generator, notes builder and re-ranker; default: lm.")
@@ -265,7 +291,13 @@ def _parse_value(dotted: str, text: str) -> Any:
         return None
     if _field_takes_text(dotted):
         return text
-    return yaml.safe_load(text) if text != "" else ""
+    if text == "":
+        return ""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = f" ({exc.problem})" if getattr(exc, "problem", None) else ""
+        raise ConfigError(f"override {dotted}={text!r}: the value is not valid YAML{where}; quote it to pass it as text") from None
 
 
 def _set_dotted(tree: dict, dotted: str, value: Any) -> None:

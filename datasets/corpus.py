@@ -36,8 +36,8 @@ def _load_jsonl(path: Path) -> list[Document]:
     for number, record in read_jsonl(path):
         doc_id = record.get("_id", record.get("id"))
         text = record.get("text")
-        if doc_id is None or not isinstance(text, str):
-            raise DataError(f"{path}:{number}: a corpus record needs '_id' and a string 'text'")
+        if doc_id is None or not isinstance(text, str) or not str(doc_id).strip():
+            raise DataError(f"{path}:{number}: a corpus record needs a non-empty '_id' and a string 'text'")
         docs.append(Document(str(doc_id), str(record.get("title") or ""), text, f"{path}:{number}"))
     return docs
 

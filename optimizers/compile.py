@@ -167,6 +167,8 @@ def program_state_path(path: str | Path) -> Path:
             raise DataError(f"{path}: the package ships no compiled program {name!r}; it ships: {', '.join(shipped) or 'none'}")
         path = SHIPPED_DIR / name
     path = Path(path)
+    if not path.exists() and path.suffix in ("", ".json"):
+        raise DataError(f"compiled program not found: {path} (a compile run folder, its {PROGRAM_FILE}, or askfirst:<name>)")
     if path.is_dir():
         path = path / PROGRAM_FILE
     if path.suffix != ".json":

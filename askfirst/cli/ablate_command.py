@@ -53,25 +53,29 @@ def rescoped_warning(saved, resumed) -> str | None:
 def _resumed(run_dir: Path, set_: list[str] | None, cells: list[str] | None):
     """The grid, base config and cell configs an ablation folder saved, with ``--set`` applied on top
     (e.g. ``data.limit=50`` to extend a finished 10-question ablation)."""
-    from askfirst.ablation import load_spec
-    from askfirst.config import ConfigError, load_config
+    from askfirst.ablation import cell_folder, load_spec
+    from askfirst.config import ConfigError
+    from askfirst.trust import apply_overrides, check_operator_settings, operator_config, read_run_config
 
     grid = run_dir / "grid.yaml"
     if not grid.is_file():
         raise ConfigError(f"{run_dir} is not an ablation run folder (no grid.yaml)")
     spec = load_spec(grid, only=cells)
     overrides = set_ or []
-    base = load_config(run_dir / "config.yaml", overrides=overrides)
-    warning = rescoped_warning(load_config(run_dir / "config.yaml"), base)
+    operator = operator_config(run_dir, None, overrides)  # the folder's files are untrusted: askfirst.trust
+    saved_base, _ = read_run_config(run_dir / "config.yaml", operator, adopt=False)
+    base = apply_overrides(saved_base, overrides)
+    warning = rescoped_warning(saved_base, base)
     if warning:
         progress_console.print(f"[yellow]warning:[/yellow] {warning}")
     configs, added = {}, []
     for cell in spec.cells:
-        saved = run_dir / cell.name.replace("/", "_") / "config.yaml"
+        saved = cell_folder(run_dir, cell.name) / "config.yaml"
         if saved.is_file():
-            configs[cell.name] = load_config(saved, overrides=overrides)
+            configs[cell.name] = apply_overrides(read_run_config(saved, operator, adopt=False)[0], overrides)
         elif cells:  # named with --cells but not run yet: added on the run's base, so it is paired on the same questions and index
-            configs[cell.name] = load_config(run_dir / "config.yaml", overrides=[*cell.overrides, *overrides])
+            added_cfg = apply_overrides(saved_base, [*cell.overrides, *overrides])
+            configs[cell.name] = check_operator_settings(added_cfg, operator, origin=f"{grid}'s cell {cell.name!r}")
             added.append(cell.name)
         else:
             raise ConfigError(f"{saved} is missing: the ablation stopped before its cells were set up; start it again")

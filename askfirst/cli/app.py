@@ -140,12 +140,13 @@ def serve(
     import uvicorn
 
     from askfirst.cli.render import console
-    from askfirst.config import load_config
+    from askfirst.cli.options import warn
     from askfirst.lm.factory import build_adapter
     from askfirst.optimizers.compile import program_state_path
     from askfirst.programs.factory import build_program
     from askfirst.serve.app import Variant, create_app
     from askfirst.session import open_session
+    from askfirst.trust import read_run_config
 
     cfg = check_compiled(resolve(config, set_))
     for path in programs or []:
@@ -156,8 +157,13 @@ def serve(
     variants = {"askfirst": Variant(session.program, session.lm, adapter, serialise=local)}
     for path in programs or []:
         run_config = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
-        # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM.
-        variant = load_config(run_config) if run_config.is_file() else cfg.model_copy(deep=True)
+        # A compiled run is rebuilt from its own config (its switches), on this server's retriever and LM: the folder is
+        # untrusted, so its models, endpoints, key variables and paths are replaced by the server's (askfirst.trust).
+        variant = cfg.model_copy(deep=True)
+        if run_config.is_file():
+            variant, warnings = read_run_config(run_config, cfg, adopt=True)
+            for line in warnings:
+                warn(line)
         variant.program.compiled = str(path)
         variants[path.name if path.is_dir() else path.parent.name] = Variant(build_program(variant, session.resources), session.lm, adapter, serialise=local)
     console.print(f"serving {', '.join(variants)} at http://{host}:{port}/v1")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve
+from askfirst.cli.options import ConfigOpt, SetOpt, data_overrides, resolve, resumed_config
 from askfirst.cli.render import augment_progress, index_progress
 
 
@@ -22,7 +22,7 @@ def compile_(
 ) -> None:
     """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
     from askfirst.cli.render import console
-    from askfirst.config import load_config, save_resolved
+    from askfirst.config import save_resolved
     from askfirst.datasets.splits import configured_questions, split_by_conversation
     from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens, tracking_tokens
     from askfirst.lm.factory import build_lm
@@ -34,7 +34,7 @@ def compile_(
 
     if resume:
         # --set on a resume changes the saved config, e.g. to continue with a larger budget.
-        cfg, run_dir = load_config(resume / "config.yaml", overrides=set_ or []), resume
+        cfg, run_dir = resumed_config(resume, None, set_ or [], config=config), resume
         if set_:
             save_resolved(cfg, run_dir)
     else:

@@ -7,5 +7,7 @@ from askfirst.programs.common.conversation import ConversationError
 from askfirst.programs.registry import UnknownProgramError
 from askfirst.retrieval.embedder import EmbedderError
 from askfirst.retrieval.qdrant_store import StoreError
+from askfirst.retrieval.safe_paths import UnsafePathError
 
-USER_ERRORS = (ConfigError, DataError, ModelNotFoundError, ConversationError, UnknownProgramError, EmbedderError, StoreError, FileNotFoundError)
+USER_ERRORS = (ConfigError, DataError, ModelNotFoundError, ConversationError, UnknownProgramError, EmbedderError, StoreError,
+               UnsafePathError, FileNotFoundError)

@@ -15,7 +15,8 @@ def evaluate(
     config: ConfigOpt = None, set_: SetOpt = None,
     questions: Annotated[str | None, typer.Option(help="Question-set JSONL (default: data.questions).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
-    resume: Annotated[Path | None, typer.Option(help="A run folder to finish: its saved config is reused and answered questions are skipped.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="A run folder to finish: its saved config is reused and answered questions are skipped; "
+                                                      "models, endpoints and paths come from --config (yours), not from the folder.")] = None,
     program: Annotated[Path | None, typer.Option(
         help="Compiled program: a compile run folder or its program.json (state JSON); sets program.compiled.")] = None,
 ) -> None:
@@ -33,18 +34,26 @@ def evaluate(
 
     extra = data_overrides(questions, limit)
     if resume:
-        given = [name for name, value in (("--config", config), ("--set", set_), ("--questions", questions), ("--limit", limit)) if value]
+        given = [name for name, value in (("--set", set_), ("--questions", questions), ("--limit", limit)) if value]
         if given:  # a resumed run keeps the config its answers were made with; ignoring these silently would mislead
             raise ConfigError(f"--resume continues {resume} with its saved config.yaml; {', '.join(given)} cannot change it "
-                              "(start a new run, or edit a copy of that config and pass it with --config)")
-        cfg, run_dir = resumed_config(resume, program), resume
+                              "(start a new run, or edit a copy of that config and pass it with --config). --config on a "
+                              "resume gives your own models, endpoints and paths, which a run folder may not set")
+        cfg, run_dir = resumed_config(resume, program, config=config), resume
     else:
         cfg = check_compiled(resolve(config, set_, [*extra, *compiled_override(program)]))
         run_dir = None
     examples = configured_questions(cfg)
+    fresh = run_dir is None
     run_dir = run_dir or new_run_dir(cfg, "eval")
     console.print(f"run folder: {run_dir}")
-    session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
+    try:
+        session = open_session(cfg, progress=index_progress, augment_progress=augment_progress)
+    except BaseException:
+        if fresh and [p.name for p in run_dir.iterdir()] == ["config.yaml"]:  # nothing was run: leave no empty run folder
+            (run_dir / "config.yaml").unlink()
+            run_dir.rmdir()
+        raise
     if session.augment_result:
         progress_console.print(augment_summary(session.augment_result))
     k = cfg.program.evidence_k

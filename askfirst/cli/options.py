@@ -36,18 +36,35 @@ def check_compiled(config: AskFirstConfig) -> AskFirstConfig:
     return config
 
 
-def resumed_config(run_dir: Path, program: Path | None, overrides: list[str] = ()) -> AskFirstConfig:
-    """The saved config.yaml of a run to resume, with the compiled program it started with.
+def warn(message: str) -> None:
+    """A warning line on stderr, where progress goes."""
+    from askfirst.cli.render import progress_console
+
+    progress_console.print(f"[bold yellow]warning:[/bold yellow] {message}", markup=True, highlight=False)
+
+
+def resumed_config(run_dir: Path, program: Path | None, overrides: list[str] = (), *, config: str | None = None) -> AskFirstConfig:
+    """The saved config.yaml of a run to resume, read as an untrusted file (``askfirst.trust``), with the compiled
+    program it started with and ``overrides`` applied.
+
+    What only the operator may set (models, endpoints, key variables, paths, stores) comes from ``config``, the
+    operator's own file; without it the folder must agree with the defaults there, or it is refused.
 
     Raises:
-        ConfigError: ``program`` is not the compiled program the run started with. A run folder from before
-            ``program.compiled`` was recorded takes ``program`` (and records it).
+        ConfigError: ``program`` is not the compiled program the run started with, or the folder sets operator-only
+            settings otherwise (``UntrustedSettingsError``). A run folder from before ``program.compiled`` was
+            recorded takes ``program`` (and records it).
     """
     from askfirst.config import ConfigError, save_resolved
+    from askfirst.trust import apply_overrides, operator_config, read_run_config
 
-    saved = load_config(run_dir / "config.yaml")
+    operator = operator_config(run_dir, config, [*overrides, *compiled_override(program)])
+    saved, warnings = read_run_config(run_dir / "config.yaml", operator, adopt=config is not None, refuse=("program.compiled",))
+    for line in warnings:
+        warn(line)
     if program and saved.program.compiled is None:
-        save_resolved(check_compiled(load_config(run_dir / "config.yaml", overrides=compiled_override(program))), run_dir)
+        saved.program.compiled = str(program)
+        save_resolved(check_compiled(saved), run_dir)
     elif program and Path(saved.program.compiled) != program:
         raise ConfigError(f"--resume continues {run_dir} with the compiled program it started with ({saved.program.compiled}), not {program}")
-    return check_compiled(load_config(run_dir / "config.yaml", overrides=list(overrides)))
+    return check_compiled(apply_overrides(saved, overrides))

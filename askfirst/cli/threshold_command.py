@@ -44,9 +44,9 @@ def tune_threshold_(
     from askfirst.config import ConfigError
 
     if resume:
-        if config or set_ or questions or limit:
-            raise ConfigError(f"--resume continues {resume} with its saved config.yaml; --config, --set, --questions and --limit cannot change it")
-        cfg = resumed_config(resume, program, _UNSET[signal])
+        if set_ or questions or limit:
+            raise ConfigError(f"--resume continues {resume} with its saved config.yaml; --set, --questions and --limit cannot change it")
+        cfg = resumed_config(resume, program, _UNSET[signal], config=config)
     else:
         cfg = check_compiled(resolve(config, set_, [*data_overrides(questions, limit), *compiled_override(program), *_UNSET[signal]]))
     if signal != "hm" and cfg.program.kind != "askfirst":

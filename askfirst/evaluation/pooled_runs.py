@@ -7,9 +7,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from askfirst.config import AskFirstConfig, load_config
+from askfirst.config import AskFirstConfig
 from askfirst.datasets.splits import configured_questions
 from askfirst.evaluation.runner import PREDICTIONS_FILE, question_scores, read_finished, read_scores, run_summary
+from askfirst.trust import operator_config, read_run_config
 
 
 @dataclass
@@ -36,7 +37,7 @@ def pooled_run(folders: list[Path]) -> PooledRun:
     Raises:
         ValueError: Their configs differ in more than ``data.ids``, or a question is in two of them.
     """
-    configs = [load_config(folder / "config.yaml") for folder in folders]
+    configs = [read_run_config(folder / "config.yaml", operator_config(folder), adopt=False)[0] for folder in folders]
     unlike = [str(folder) for folder, config in zip(folders, configs) if _but_ids(config) != _but_ids(configs[0])]
     if unlike:
         raise ValueError(f"the configs of {', '.join(unlike)} differ from {folders[0]}'s in more than data.ids")

@@ -16,12 +16,22 @@ from mlflow.pyfunc import PythonModel
 
 class AskFirstModel(PythonModel):
     def load_context(self, context) -> None:
-        from askfirst.config import load_config
-        from askfirst.session import open_session
+        import logging
+        from pathlib import Path
 
+        from askfirst.config import config_path, load_config
+        from askfirst.session import open_session
+        from askfirst.trust import read_run_config
+
+        # The logged config is untrusted (a model may come from anyone's registry): its models, endpoints, key variables
+        # and paths are the operator's, from model_config={"config": FILE} or the defaults (askfirst.trust).
+        own = (getattr(context, "model_config", None) or {}).get("config")
+        operator = load_config(config_path(own) if own else None)
+        config, warnings = read_run_config(Path(context.artifacts["config"]), operator, adopt=True)
+        for line in warnings:
+            logging.getLogger(__name__).warning(line)
         # The logged state is the whole compiled program; a program.compiled the compile started from names a file
         # of the machine it ran on, so the model loads its own copy instead.
-        config = load_config(context.artifacts["config"])
         config.program.compiled = context.artifacts["program"]
         self.session = open_session(config)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from askfirst.config import ConfigSection
+from askfirst.config import ConfigSection, operator_only
 
 
 class MafragConfig(ConfigSection):
@@ -21,12 +21,14 @@ class MafragConfig(ConfigSection):
     keymatch_weight: float = Field(0.3, ge=0, le=1)
     evr_keep: float = Field(0.35, ge=0, le=1, description="EVR: keep passages with S above this.")
     evr_accept: float = Field(0.60, ge=0, le=1, description="EVR: accept when the top S is at least this (the text says 0.5).")
-    synonyms_file: str | None = Field(None, description="YAML mapping of a term to its expansions ('SIUP: [Surat Izin Usaha Perdagangan]'), the domain dictionary of EVR.")
+    synonyms_file: str | None = Field(None, description="YAML mapping of a term to its expansions ('SIUP: [Surat Izin Usaha Perdagangan]'), the domain dictionary of EVR.",
+                               **operator_only())
     lm_expansion: bool = Field(True, description="EVR: also let the LM add expansion terms.")
     debate_agents: int = Field(4, ge=1, le=8, description="Debate: agents, each on one of the top EVR passages.")
     debate_rounds: int = Field(3, ge=1, le=6, description="Debate: at most this many rounds; it stops earlier when the aggregate stops changing.")
     debate_accept: float = Field(0.65, ge=0, le=1, description="Debate: accept a known aggregate whose confidence is at least this.")
     fallback_search: str | None = Field(None, description="'module:function' with (query, k) -> list[Passage], e.g. a web search; "
-                                        "unset (offline): the 'I don't know' route, where the paper searched the internet.")
+                                        "unset (offline): the 'I don't know' route, where the paper searched the internet.",
+                                        **operator_only())
     fallback_k: int = Field(5, ge=1)
     evidence_k: int = Field(5, ge=1, description="Passages of an accepted phase shown to the responder.")
