@@ -68,6 +68,13 @@ def test_streaming(server):
     assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].model_extra["askfirst"]["route"] == "answer"
 
 
+def test_stream_options_include_usage_ends_with_a_usage_chunk(server):
+    client = OpenAI(base_url=server, api_key="unused", max_retries=0)
+    chunks = list(client.chat.completions.create(model="askfirst", messages=[{"role": "user", "content": "Lab fee?"}], stream=True,
+                                                 stream_options={"include_usage": True}))
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+
+
 def test_bad_requests_get_clear_4xx(server):
     client = OpenAI(base_url=server, api_key="unused", max_retries=0)
     with pytest.raises(NotFoundError, match="not found"):
@@ -137,8 +144,45 @@ def test_a_failing_program_is_a_json_error_and_the_server_keeps_serving(retrieve
     variants = {"askfirst": _variant(retriever, schema_lm), "broken": Variant(Broken(), schema_lm(SCRIPT), dspy.JSONAdapter())}
     for url in _serve(create_app(variants)):
         r = _post(url, OK_BODY.replace(b'"askfirst"', b'"broken"'))
-        assert r.status_code == 500 and r.json()["askfirst"]["route"] == "error" and "boom" in r.json()["error"]["message"]
+        assert r.status_code == 500 and r.json()["askfirst"]["route"] == "error" and r.json()["error"]["type"] == "server_error"
+        assert "boom" not in r.text  # internals stay in the server's log
         assert _post(url, OK_BODY).status_code == 200
+
+
+class FailedStep(dspy.Module):
+    """A program whose step failed: its reply's text is the internal error (step name, pydantic text, raw LM output)."""
+
+    def forward(self, conversation):
+        from askfirst.programs.base import Reply
+
+        return Reply.failed(ValueError("step 'assess' failed: 1 validation error for Answer: raw LM reply {'secret': 1}"))
+
+
+def test_a_failed_step_is_an_error_an_openai_client_raises_never_an_answer(retriever, schema_lm, caplog):
+    from openai import APIError, InternalServerError
+
+    variants = {"failed": Variant(FailedStep(), schema_lm(SCRIPT), dspy.JSONAdapter())}
+    for url in _serve(create_app(variants)):
+        client = OpenAI(base_url=url, api_key="unused", max_retries=0)
+        messages = [{"role": "user", "content": "What does tuition cost?"}]
+        with pytest.raises(InternalServerError) as exc:
+            client.chat.completions.create(model="failed", messages=messages)
+        assert "validation error" not in str(exc.value) and "secret" not in str(exc.value)
+        with pytest.raises(APIError) as exc:
+            for _ in client.chat.completions.create(model="failed", messages=messages, stream=True):
+                pass
+        assert "validation error" not in str(exc.value) and "could not answer" in str(exc.value)
+    assert "validation error" in caplog.text  # the details are logged, server-side
+
+
+def test_with_an_api_key_the_api_description_is_not_public_and_the_body_types_are_strict(retriever, schema_lm):
+    for url in _serve(create_app({"askfirst": _variant(retriever, schema_lm)}, api_key="s3cret")):
+        root = url.removesuffix("/v1")
+        assert httpx.get(f"{root}/docs").status_code == 404 and httpx.get(f"{root}/openapi.json").status_code == 404
+        body = OK_BODY.replace(b'"model"', b'"stream": "yes", "model"')
+        assert _post(url, body, authorization="Bearer s3cret").status_code == 400
+    for url in _serve(create_app({"askfirst": _variant(retriever, schema_lm)})):
+        assert httpx.get(f"{url.removesuffix('/v1')}/openapi.json").status_code == 200
 
 
 class SlowSteps(dspy.Module):
@@ -277,3 +321,23 @@ def test_a_client_that_leaves_a_stream_while_it_waits_for_the_lm_is_never_run():
         first.join()
         time.sleep(0.5)
         assert engine.calls == 15 and not slow.lock.locked()  # the first request's steps only
+
+
+def test_a_client_that_drops_while_sending_its_body_is_one_quiet_499(retriever, schema_lm):
+    import asyncio
+
+    app = create_app({"askfirst": _variant(retriever, schema_lm)})
+    messages = [{"type": "http.request", "body": b'{"model": "ask', "more_body": True}, {"type": "http.disconnect"}]
+    sent = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions", "query_string": b"", "root_path": "",
+             "headers": [(b"content-type", b"application/json")], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+    asyncio.run(app(scope, receive, send))  # before: ClientDisconnect escaped the app, and uvicorn logged its traceback
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 499

@@ -25,6 +25,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 
 from askfirst.cancellation import SETTING as CANCEL_SETTING
 from askfirst.cancellation import Cancelled, acquire
@@ -142,6 +143,21 @@ def _usage(pred: dspy.Prediction) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
+FAILED_MESSAGE = "askfirst could not answer this request (a step of the program failed); the server's log has the details"
+
+
+def _failure(pred: dspy.Prediction) -> bool:
+    """Whether ``pred`` is a failed reply (a step raised): its text is an internal error, never shown to a user."""
+    if pred.get("route") != "error":
+        return False
+    logger.error("a step failed: %s", "; ".join(map(str, pred.get("warnings") or [])) or pred.get("answer"))
+    return True
+
+
+def _server_error() -> dict:
+    return {"error": {"message": FAILED_MESSAGE, "type": "server_error", "code": "program_failed"}}
+
+
 def _completion(model: str, pred: dspy.Prediction) -> dict:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": model,
@@ -150,7 +166,7 @@ def _completion(model: str, pred: dspy.Prediction) -> dict:
     }
 
 
-async def _chunks(model: str, variant: Variant, turns: list[dict]):
+async def _chunks(model: str, variant: Variant, turns: list[dict], *, include_usage: bool = False):
     """The reply as server-sent chunks: stage events, the text as it is written, then the closing chunk with the
     route, citations and token usage. A client that leaves mid-stream cancels the program's work."""
     base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
@@ -171,23 +187,30 @@ async def _chunks(model: str, variant: Variant, turns: list[dict]):
                 pred = item
     except Cancelled:
         return
-    except Exception as exc:  # noqa: BLE001 - the headers are sent: the failure is the stream's last chunk
+    except Exception:  # noqa: BLE001 - the headers are sent: the failure is an error event, which OpenAI clients raise
         logger.exception("streamed request failed")
-        yield event({}, "stop", askfirst={"route": "error", "error": f"{type(exc).__name__}: {exc}"})
-        yield "data: [DONE]\n\n"
-        return
+        pred = None
     finally:
         cancel.set()  # after the reply this stops nothing; a client gone mid-stream stops the work at its next step
+    if pred is None or _failure(pred):
+        yield "data: " + json.dumps(_server_error()) + "\n\n"
+        yield "data: [DONE]\n\n"
+        return
     if rest := remaining_text(streamed, pred.answer):
         yield event({"content": rest})
     extra = {} if pred.answer.startswith(streamed) else {"answer": pred.answer}
     yield event({}, "stop", askfirst=_askfirst_field(pred) | extra, usage=_usage(pred))
+    if include_usage:  # as OpenAI sends it: a last chunk with no choices
+        yield "data: " + json.dumps(base | {"choices": [], "usage": _usage(pred)}) + "\n\n"
     yield "data: [DONE]\n\n"
 
 
 def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQUEST_BYTES, api_key: str | None = None) -> FastAPI:
     """The app serving ``variants``; with ``api_key`` every request must carry it as a bearer token."""
-    app = FastAPI(title="askfirst", version="0.1.0")
+    # With a key, the API's description is not public either: /docs and /openapi.json are off.
+    public = api_key is None
+    app = FastAPI(title="askfirst", version="0.1.0", docs_url="/docs" if public else None, redoc_url="/redoc" if public else None,
+                  openapi_url="/openapi.json" if public else None)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError):
@@ -206,7 +229,11 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
     async def chat(request: Request):
         check_api_key(request, api_key)
         check_json(request)
-        body = await read_bounded_body(request, max_request_bytes)
+        try:
+            body = await read_bounded_body(request, max_request_bytes)
+        except ClientDisconnect:
+            logger.info("client disconnected while sending its request")
+            return Response(status_code=499)
         try:
             req = ChatCompletionRequest.model_validate_json(body)
         except ValidationError as exc:
@@ -223,7 +250,8 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
         except ConversationError as exc:
             raise HTTPException(400, str(exc)) from None
         if req.stream:
-            return StreamingResponse(_chunks(req.model, variants[req.model], turns), media_type="text/event-stream")
+            include_usage = bool(req.stream_options and req.stream_options.include_usage)
+            return StreamingResponse(_chunks(req.model, variants[req.model], turns, include_usage=include_usage), media_type="text/event-stream")
         from starlette.concurrency import run_in_threadpool
 
         cancel = threading.Event()
@@ -241,10 +269,11 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
             raise
         except Cancelled:
             return Response(status_code=499)
-        except Exception as exc:  # noqa: BLE001 - one request's failure is its error reply; the server keeps serving
+        except Exception:  # noqa: BLE001 - one request's failure is its error reply; the server keeps serving
             logger.exception("request failed")
-            return JSONResponse(status_code=500, content={"error": {"message": f"{type(exc).__name__}: {exc}", "type": "server_error"},
-                                                          "askfirst": {"route": "error"}})
+            pred = None
+        if pred is None or _failure(pred):
+            return JSONResponse(status_code=500, content=_server_error() | {"askfirst": {"route": "error"}})
         return _completion(req.model, pred)
 
     return app

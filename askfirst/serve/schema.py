@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 
 class TextPart(BaseModel):
@@ -24,9 +24,16 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    include_usage: StrictBool = False
+
+
 class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")  # sampling options are accepted and ignored: the program owns them
 
     model: str
     messages: list[ChatMessage] = Field(min_length=1, max_length=200)
-    stream: bool = False
+    stream: StrictBool = False
+    stream_options: StreamOptions | None = None
