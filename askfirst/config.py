@@ -339,6 +339,15 @@ def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] |
     origin = "defaults"
     if path is not None:
         tree, origin = _read_tree(Path(path)), str(path)
+    return config_from_tree(tree, overrides, origin=origin)
+
+
+def config_from_tree(tree: dict, overrides: list[str] | tuple[str, ...] = (), *, origin: str) -> AskFirstConfig:
+    """The config a mapping holds, with ``section.key=value`` overrides applied; errors name ``origin``.
+
+    Raises:
+        ConfigError: An override is malformed, a key is unknown, or a value has the wrong type.
+    """
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"override {item!r} must look like section.key=value")

@@ -22,9 +22,9 @@ from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from askfirst.config import AskFirstConfig, ConfigError, LMConfig, _format_errors, _full_config_model
+from askfirst.config import AskFirstConfig, ConfigError, LMConfig, _full_config_model, config_from_tree
 
 _VARIANT = re.compile(r"[A-Za-z0-9_,-]*")
 
@@ -136,10 +136,7 @@ def read_run_config(path: Path, operator: AskFirstConfig, *, adopt: bool, refuse
         raise ConfigError(f"{path} must hold a mapping at the top level")
     if "base" in tree:
         raise UntrustedSettingsError(f"{path} names a base config ({tree['base']!r}); a run folder's config.yaml is a whole, resolved config")
-    try:
-        config = _full_config_model().model_validate(tree | {"runs_dir": operator.runs_dir})
-    except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, str(path))) from None
+    config = config_from_tree(tree | {"runs_dir": operator.runs_dir}, origin=str(path))
     foreign = foreign_settings(config, operator)
     if not foreign:
         return config, []
@@ -178,20 +175,7 @@ def operator_config(run_dir: Path, config: str | None = None, overrides: list[st
 
 def apply_overrides(config: AskFirstConfig, overrides: list[str] | tuple[str, ...]) -> AskFirstConfig:
     """``config`` with the operator's ``section.key=value`` overrides applied (validated as ``load_config`` does)."""
-    if not overrides:
-        return config
-    from askfirst.config import _parse_value, _set_dotted
-
-    tree = config.model_dump(mode="json")
-    for item in overrides:
-        if "=" not in item:
-            raise ConfigError(f"override {item!r} must look like section.key=value")
-        key, value = item.split("=", 1)
-        _set_dotted(tree, key.strip(), _parse_value(key.strip(), value.strip()))
-    try:
-        return _full_config_model().model_validate(tree)
-    except ValidationError as exc:
-        raise ConfigError(_format_errors(exc, "overrides")) from None
+    return config_from_tree(config.model_dump(mode="json"), overrides, origin="the resumed run's config") if overrides else config
 
 
 def describe() -> str:
