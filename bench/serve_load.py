@@ -4,7 +4,7 @@ The server runs the demo program with every LM step on the mock LM server (``ben
 latency), so it serves requests concurrently. Clients send, in rounds, valid requests, malformed JSON, unknown
 models, plain-text bodies, oversized bodies (a large Content-Length, and a chunked body past the limit), and
 valid requests they abandon mid-way. Reported: every valid request answered (200), every bad one a 4xx, the
-p50/p95 latency of valid ones, the server's RSS before and after, and how long it takes to stop on SIGTERM.
+p50/p95 latency of valid ones, the server's RSS before, after each round and after, and how long it takes to stop on SIGTERM.
 
     .venv/bin/python bench/serve_load.py --clients 16 --rounds 6 --latency 0.3
 """
@@ -100,9 +100,11 @@ def main() -> None:
         rss_before = _rss_mb(server.pid)
         kinds = ["valid", "valid", "malformed", "unknown_model", "plain_text", "oversized", "chunked_oversized", "abandoned"]
         jobs = [kinds[(i + r) % len(kinds)] for r in range(args.rounds) for i in range(args.clients)]
-        started = time.perf_counter()
+        started, results, rss_rounds = time.perf_counter(), [], []
         with ThreadPoolExecutor(max_workers=args.clients) as pool:
-            results = list(pool.map(lambda kind: _request(url, kind), jobs))
+            for r in range(args.rounds):  # round by round, so the RSS after each shows whether it levels off
+                results += pool.map(lambda kind: _request(url, kind), jobs[r * args.clients:(r + 1) * args.clients])
+                rss_rounds.append(_rss_mb(server.pid))
         wall = time.perf_counter() - started
         rss_after = _rss_mb(server.pid)
         stop = time.perf_counter()
@@ -124,6 +126,8 @@ def main() -> None:
     print(f"\nvalid answered: {len(valid)}/{sum(k == 'valid' for k, _, _ in results)}; bad requests given a 4xx: "
           f"{sum(400 <= c < 500 for _, c in bad)}/{len(bad)}")
     print(f"valid latency p50 {statistics.median(valid):.2f} s, p95 {statistics.quantiles(valid, n=20)[18]:.2f} s")
+    tenth = max(1, len(rss_rounds) // 10)
+    print("server RSS (MB) after every " + (f"{tenth} rounds" if tenth > 1 else "round") + ": " + ", ".join(f"{v:.0f}" for v in rss_rounds[tenth - 1::tenth]))
     print(f"server RSS {rss_before:.0f} MB before, {rss_after:.0f} MB after; stopped {stop:.1f} s after SIGTERM (exit code {server.returncode})")
 
 
