@@ -369,19 +369,28 @@ def config_path(name: str | os.PathLike, *, relative_to: Path | None = None) -> 
     return builtin if not path.exists() and builtin.is_file() else path
 
 
+def read_mapping(path: Path) -> dict | None:
+    """The YAML mapping a config file holds (``None`` for an empty file), without following its ``base``.
+
+    Raises:
+        ConfigError: The file is not UTF-8 YAML, or holds something other than a mapping.
+    """
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if loaded is not None and not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    return loaded
+
+
 def _read_tree(path: Path, *, reading: tuple[Path, ...] = ()) -> dict:
     """The mapping a config file holds, merged into its ``base`` (recursively) when it names one."""
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}" + (f" (the base of {reading[-1]})" if reading else ""))
     if path.resolve() in reading:
         raise ConfigError(f"config file {path} is its own base: {' -> '.join(map(str, (*reading, path.resolve())))}")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
-    if loaded is not None and not isinstance(loaded, dict):
-        raise ConfigError(f"config file {path} must hold a mapping at the top level")
-    tree = loaded or {}
+    tree = read_mapping(path) or {}
     base = tree.pop("base", None)
     if base is None:
         return tree

@@ -21,10 +21,9 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
 
-import yaml
 from pydantic import BaseModel
 
-from askfirst.config import AskFirstConfig, ConfigError, LMConfig, _full_config_model, config_from_tree
+from askfirst.config import AskFirstConfig, ConfigError, LMConfig, _full_config_model, config_from_tree, read_mapping
 
 _VARIANT = re.compile(r"[A-Za-z0-9_,-]*")
 
@@ -104,7 +103,7 @@ def _adopt(config: AskFirstConfig, operator: AskFirstConfig, names: list[str]) -
             node, model = node[part], type(source)
         else:
             node[parts[-1]] = getattr(source, parts[-1])
-    return _full_config_model().model_validate(tree)
+    return config_from_tree(tree, origin="the operator's values")
 
 
 def read_run_config(path: Path, operator: AskFirstConfig, *, adopt: bool, refuse: tuple[str, ...] = ()) -> tuple[AskFirstConfig, list[str]]:
@@ -128,12 +127,9 @@ def read_run_config(path: Path, operator: AskFirstConfig, *, adopt: bool, refuse
     """
     if not path.is_file():
         raise ConfigError(f"{path} not found: not a run folder of askfirst's")
-    try:
-        tree = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if not isinstance(tree, dict):
-        raise ConfigError(f"{path} must hold a mapping at the top level")
+    tree = read_mapping(path)
+    if tree is None:
+        raise ConfigError(f"{path} is empty: a run folder's config.yaml is a whole, resolved config")
     if "base" in tree:
         raise UntrustedSettingsError(f"{path} names a base config ({tree['base']!r}); a run folder's config.yaml is a whole, resolved config")
     config = config_from_tree(tree | {"runs_dir": operator.runs_dir}, origin=str(path))
