@@ -15,12 +15,13 @@ import askfirst
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.errors import DataError
 from askfirst.datasets.splits import split_by_conversation  # noqa: F401  (re-exported: callers split as compile does)
+from askfirst.programs.askfirst.policy import POLICY_KEY
 from askfirst.optimizers.checkpoint_signing import sign_checkpoints, verify_checkpoints
 from askfirst.optimizers.demo_selection import interleaved_by_label
 from askfirst.optimizers.factory import build_optimizer, mipro_proposer_options
 from askfirst.optimizers.instruction_candidates import read_candidates
 from askfirst.optimizers.objectives import build_objective
-from askfirst.optimizers.program_state import demo_keys, read_program_state
+from askfirst.optimizers.program_state import demo_keys, read_program_state, read_route_policy
 from askfirst.optimizers.rewrite_demos import rewrite_demo_search
 from askfirst.run_dir import write_atomic
 
@@ -124,9 +125,12 @@ def save_compiled(program: dspy.Module, run_dir: Path, *, steps: list[str] | Non
     finally:
         for name, predictor in program.named_predictors():
             predictor.lm = lms[name]
-    if steps is not None:
+    policy = getattr(program, "route_policy", None)
+    if steps is not None or policy is not None:
         state = json.loads(path.read_text(encoding="utf-8"))
-        kept = {name: value for name, value in state.items() if name == "metadata" or name in steps}
+        kept = {name: value for name, value in state.items() if name == "metadata" or steps is None or name in steps}
+        if policy is not None:
+            kept[POLICY_KEY] = policy.to_json()
         write_atomic(path, json.dumps(kept, indent=2, ensure_ascii=False) + "\n")
     return path
 
@@ -199,7 +203,11 @@ def load_compiled(program: dspy.Module, path: str | Path) -> dspy.Module:
     Raises:
         ProgramStateError: The file holds anything else, or does not fit the program.
     """
-    states = read_program_state(program_state_path(path), program)
+    path = program_state_path(path)
+    states = read_program_state(path, program)
+    policy = read_route_policy(path, program)
+    if policy is not None:
+        program.route_policy = policy
     for name, predictor in program.named_predictors():
         if name not in states:  # a step the compile did not change keeps its own prompt
             continue

@@ -14,6 +14,7 @@ from pathlib import Path
 import dspy
 
 from askfirst.datasets.errors import DataError
+from askfirst.programs.askfirst.policy import POLICY_KEY, PolicyError, RoutePolicy
 
 # What an optimiser may change in a predictor; the rest of a saved state is checked and dropped.
 _PREDICTOR_KEYS = {"demos", "signature", "lm", "traces", "train", "fields"}
@@ -105,9 +106,26 @@ def read_program_state(path: Path, program: dspy.Module) -> dict[str, dict]:
     predictors = dict(program.named_predictors())
     if not isinstance(state.get("metadata", {}), dict):
         raise ProgramStateError(f"{path}: metadata must be an object")
-    saved = {k: v for k, v in state.items() if k != "metadata"}
+    saved = {k: v for k, v in state.items() if k not in ("metadata", POLICY_KEY)}  # the policy has its own schema (read_route_policy)
     unknown = sorted(set(saved) - set(predictors))
     if unknown:
         raise ProgramStateError(f"{path} does not fit this program: unknown predictor(s) {unknown}. Its predictors: {sorted(predictors)} "
                                 "(was it compiled with another program.kind or switches? program.compiled=none runs it uncompiled)")
     return {name: _predictor_state(saved[name], predictors[name], f"{path.name}: {name}") for name in predictors if name in saved}
+
+
+def read_route_policy(path: Path, program: dspy.Module) -> RoutePolicy | None:
+    """The route policy the state JSON at ``path`` holds, checked by its schema (``None`` when it holds none).
+
+    Raises:
+        ProgramStateError: A policy that is not one, or one for a program with no route policy to set.
+    """
+    state = json.loads(path.read_text(encoding="utf-8"))
+    if POLICY_KEY not in state:
+        return None
+    if not hasattr(program, "route_policy"):
+        raise ProgramStateError(f"{path}: holds a route policy, but this program decides without one (program.kind=askfirst has one)")
+    try:
+        return RoutePolicy.from_json(state[POLICY_KEY], where=f"{path.name}: {POLICY_KEY}")
+    except PolicyError as exc:
+        raise ProgramStateError(str(exc)) from None

@@ -16,6 +16,7 @@ from askfirst.cli.errors import USER_ERRORS
 from askfirst.cli.eval_command import evaluate
 from askfirst.cli.options import ConfigOpt, SetOpt, check_compiled, resolve
 from askfirst.cli.render import augment_progress, index_progress
+from askfirst.cli.policy_command import policy_app
 from askfirst.cli.threshold_command import tune_threshold_
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="askfirst: answer, partially answer, ask to clarify, or say 'I don't know' - with citations.")
@@ -121,6 +122,7 @@ app.command("eval")(evaluate)
 app.command("compile")(compile_)
 app.command()(ablate)
 app.command("tune-threshold")(tune_threshold_)
+app.add_typer(policy_app, name="policy")
 
 
 @app.command()

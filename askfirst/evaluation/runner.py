@@ -141,7 +141,8 @@ def run_eval(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Pat
 def question_scores(examples: list[dspy.Example], records: list[dict], *, k: int) -> list[dict]:
     """Each question's scores (``score_prediction``, evidence at ``k``) with its id, kind and collection, as
     ``scores.jsonl`` holds them."""
-    return [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", ""), "collection": e.get("collection") or ""}
+    return [score_prediction(e, r, k=k) | {"id": e.id, "kind": e.get("kind", ""), "collection": e.get("collection") or "",
+                                            "conversation": str(e.get("conversation_id") or e.id)}
             for e, r in zip(examples, records, strict=True)]
 
 
@@ -149,7 +150,7 @@ def run_summary(scores: list[dict], records: list[dict]) -> dict:
     """What ``metrics.json`` holds before judging: the means and tables of ``aggregate`` over the per-question
     ``scores``, the ranking metrics per collection, and what the questions' ``records`` cost (seconds, LM calls and
     tokens per question, the run's price where litellm knows every model's)."""
-    summary = aggregate([{k: v for k, v in s.items() if k not in ("id", "kind", "collection")} for s in scores])
+    summary = aggregate([{k: v for k, v in s.items() if k not in ("id", "kind", "collection", "conversation")} for s in scores])
     summary |= per_collection(scores)
     summary["seconds_per_question"] = sum(r["seconds"] for r in records) / len(records)
     summary["lm_calls_per_question"] = sum(r["lm_calls"] for r in records) / len(records)

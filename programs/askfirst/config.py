@@ -13,6 +13,9 @@ class AskfirstConfig(ConfigSection):
     """The composed program (program.kind=askfirst). Every stage is a switch, so an ablation is a config change;
     the notes loop, re-ranker, classifier and responders it composes keep their ``program`` settings."""
 
+    policy: Literal["rules", "fitted"] = Field(
+        "rules", description="Who decides the route: 'rules', the hand-set chain of checks; 'fitted', every stage records its signal "
+        "and the compiled program's route policy decides (the rules over the same signals until one is fitted).")
     standalone: bool = Field(True, description="Rewrite a follow-up question into a self-contained one before retrieval (off: search the last turn).")
     rewrite_check: Literal["off", "questions", "every_turn"] = Field(
         "questions", description="Search with the user's turn instead of a rewrite that is not a question: 'questions' refuses a "

@@ -13,14 +13,16 @@ from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, di
                                                    names_kinds, not_readings, repeated_example, titled_readings, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
+from askfirst.programs.askfirst.policy import RoutePolicy, rules_route
 from askfirst.programs.askfirst.question_form import answer_type, question_form
+from askfirst.programs.askfirst.signals import record_signals
 from askfirst.programs.askfirst.standalone import checked_rewrite, copies_one_of, mostly_new_words, repeats_earlier_turn, same_words, without_copied_tags
 from askfirst.programs.askfirst.topic_switch import switched_referents
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_kind, dangling_question, dangling_references,
                                                           referent_question, unnamed_referents, unseen_demonstratives)
 from askfirst.programs.base import Reply, Resources
-from askfirst.programs.common.answerability import label_distribution, label_probability, label_scoring_config, route_for
-from askfirst.programs.common.conversation import format_passages, history_text, previous_user_turn, question_and_history
+from askfirst.programs.common.answerability import LABELS, label_distribution, label_probability, label_scoring_config, route_for
+from askfirst.programs.common.conversation import format_passages, history_text, previous_user_turn, question_and_history, to_turns
 from askfirst.programs.common.responders import clarifying_question, partial_reply
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.programs.common.routes import ANSWERING_ROUTES
@@ -174,6 +176,7 @@ class AskFirstProgram(dspy.Module):
         self.expand = dspy.Predict(ExpandQuery) if config.escalation else None
         self.debate, self.debate_settings = debate, debate_settings
         self.responders = notes.responders
+        self.route_policy: RoutePolicy | None = None  # a compiled program's fitted policy (policy: fitted)
 
     def forward(self, conversation) -> Reply:
         question, history, warnings = question_and_history(conversation, self.program_config)
@@ -183,7 +186,13 @@ class AskFirstProgram(dspy.Module):
                                   "key_terms": {}, "absent_terms": None, "probability_source": None, "ambiguity": {},
                                   "escalated": False, "debate": None, "one_part_partial": None, "unanswerable_overruled": None,
                                   "ungrounded_options": None, "not_readings": None, "repeated_example": None, "echoed_question": None, "no_choice_asked": None, "titled_options": None, "answering_sentences": None}}
+        if self.config.policy == "fitted":
+            state["turn_index"] = sum(1 for turn in to_turns(conversation)[:-1] if turn.role == "user")
+            state["extras"] |= {"cosine_margin": None, "cue_documents": 0, "question_form": question_form(question), "label_distribution": None,
+                                "signals": None, "rules_route": None, "route_probabilities": None}
         try:
+            if self.config.policy == "fitted":
+                return self._decided(question, history, state)
             return self._answer(question, history, state)
         except StepFailed as exc:
             return Reply.failed(exc, **self._shared(state), **state["extras"])
@@ -260,6 +269,66 @@ class AskFirstProgram(dspy.Module):
                 # as often what a phrase is about ("the importance of the tricolor", "the end of the series").
                 lead = "" if history else referent_question(extras["referent_cue"])
         return self._respond(route, question, history, state, lead=lead)
+
+    def _decided(self, question: str, history: str, state: dict) -> Reply:
+        """``policy: fitted``: every stage records its signal, the route policy decides once, the responder replies."""
+        extras, said_before = state["extras"], history_text(history)
+        query, extras["rewrite_refused"] = self._standalone(question, history)
+        extras["standalone_query"], extras["stage"] = query, self._route(query, history)
+        searches = self._searches(query, question, history)
+        self._retrieve(searches, history, state)
+        extras["top_cosine"], extras["cosine_margin"] = self._cosines(searches[-1])
+        extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
+        if history and self.resources.embedder is not None:
+            below = self.config.topic_switch_below
+            extras["topic_switch"] = switched_referents(question, history, said_before, self.resources.embedder.embed,
+                                                        below=-2.0 if below is None else below)
+        cue = unnamed_referents(question, said_before) if history else bare_referents(question, max_words=self.config.first_turn_cue_words)
+        extras["referent_cue"], extras["cue_documents"] = cue, max((len(documents_with(w, state["ranking"])) for w in cue), default=0)
+        if self.config.absent_terms and state["evidence"]:
+            extras["absent_terms"] = coverage(question, term_checker(state["ranking"], self.resources.has_term), min_words=self.config.absent_terms)
+        if self.referent is not None and state["evidence"]:
+            extras["referent"] = self.referent_signal(question, history)
+        assessed = self._assess(query, history, state, state["evidence"], top_cosine=extras["top_cosine"], gate=False)
+        extras["gated"] = self.gated(extras["top_cosine"])
+        options = self._ambiguous(query, history, state) if self.config.ambiguity != "off" and state["evidence"] else None
+        extras["signals"] = record_signals(extras, question=question, turn_index=state["turn_index"], evidence=len(state["evidence"]))
+        extras["rules_route"] = rules_route(extras, label="UNANSWERABLE" if extras["gated"] else state["label"], follow_up=bool(history), config=self.config,
+                                            assessed=self.program_config.unanswerable_route if extras["gated"] else assessed,
+                                            unanswerable_route=self.program_config.unanswerable_route)
+        route = extras["rules_route"]
+        if self.route_policy is not None:
+            route, extras["route_probabilities"] = self.route_policy.route(extras["signals"])
+        if route == "clarify" and self.config.mode == "answer_all":  # nothing is asked in answer_all mode
+            route = "answer"
+        return self._reply(route, query, question, history, state, options)
+
+    def _reply(self, route: str, query: str, question: str, history: str, state: dict, options: list[str] | None) -> Reply:
+        """The responder of the policy's ``route``: a clarification names divergence's readings where it found them,
+        and asks about a dangling reference or a first question's bare "the X" first."""
+        extras = state["extras"]
+        if route == "clarify":
+            state["label"] = "UNDERSPECIFIED"
+            if options:
+                return Reply(route="clarify", answer=clarifying_question(options), options=options, label="UNDERSPECIFIED",
+                             confidence=state["confidence"], **self._shared(state), **extras)
+            lead = (dangling_question(extras["dangling"], question) if extras["dangling"]
+                    else "" if history else referent_question(extras["referent_cue"]))
+            return self._respond("clarify", question, history, state, lead=lead)
+        if route == "answer" and self.readings is not None:
+            return self._answer_readings(query, state)
+        if route == "answer" and options and self.config.mode == "answer_all":
+            each = self._answer_each_reading(state)
+            if each is not None:
+                return each
+        return self._respond(route, question, history, state)
+
+    def _cosines(self, query: str) -> tuple[float | None, float | None]:
+        """The best dense cosine of ``query`` over the collection, and how far it stands above the mean of the next nine."""
+        scores = [score for _, score in self.resources.dense(query, 10)]
+        if not scores:
+            return None, None
+        return scores[0], (scores[0] - sum(scores[1:]) / len(scores[1:])) if len(scores) > 1 else 0.0
 
     def _topic_switch_checked(self, history: str, extras: dict) -> bool:
         """Whether the topic-switch check runs: on a follow-up in ``ask_first`` mode with ``topic_switch_below`` set and an
@@ -354,13 +423,13 @@ class AskFirstProgram(dspy.Module):
         state["ranking"] = head + [p for p in pool if p.passage_id not in shown]
         state["evidence"] = assessed_passages(state["ranking"], evidence_k=self.program_config.evidence_k, documents=self.config.divergence_passages)
 
-    def _assess(self, query: str, history: str, state: dict, passages: list[Passage], *, top_cosine: float | None) -> str:
+    def _assess(self, query: str, history: str, state: dict, passages: list[Passage], *, top_cosine: float | None, gate: bool = True) -> str:
         """Label answerability from ``passages`` (recording what is asked about and the key-term check); returns the
         label's route. A ``top_cosine`` below the gate's threshold is UNANSWERABLE with no LM call. With ``key_terms``
         (N), a question with N or more asked-about words in no retrieved passage is UNANSWERABLE, unless the assessment or
         the collection check (which comes first) already called it PARTIAL (whose missing part is expected to be absent;
         with ``one_part_key_terms`` only on a question of more than one part)."""
-        state["extras"]["gated"] = self.gated(top_cosine)
+        state["extras"]["gated"] = gate and self.gated(top_cosine)
         if state["extras"]["gated"]:
             state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
             return self.program_config.unanswerable_route
@@ -379,6 +448,9 @@ class AskFirstProgram(dspy.Module):
             label = "ANSWERABLE"
         state["extras"]["answering_sentences"] = [str(s) for s in out.answering_sentences or []]
         confidence, p_answer, state["extras"]["probability_source"] = label_probability(out, label, generated=out.confidence)
+        if "label_distribution" in state["extras"]:  # policy: fitted reads every label's probability
+            state["extras"]["label_distribution"] = label_distribution(out, LABELS) or {
+                lab: confidence if lab == out.label else (1 - confidence) / (len(LABELS) - 1) for lab in LABELS}
         # A question of one part has no part left unanswered: its PARTIAL is taken as ANSWERABLE. With
         # one_part_key_terms before the key-term check, which exempts PARTIAL (its missing part is expected to be absent).
         one_part = label == "PARTIAL" and self.config.partial_needs_parts and len(question_parts(state["question"])) < 2
@@ -392,7 +464,8 @@ class AskFirstProgram(dspy.Module):
         # Against everything retrieved, not only the passages read: a word the evidence lacks but the ranking has is
         # a paraphrase away ("start" / "starts"), not a thing the collection never mentions.
         pool = passages + [p for p in state["ranking"] if p.passage_id not in by_id]
-        missing = unmatched_terms(asked, pool) if self.config.key_terms and not echo else []
+        fitted = self.config.policy == "fitted"  # it reads the count as a signal, whatever key_terms says
+        missing = unmatched_terms(asked, pool) if (self.config.key_terms or fitted) and not echo else []
         elsewhere = []
         if self.config.key_terms_in_turn:  # the 1.5B often names an earlier turn's question as what is asked about
             turn = content_stems(f"{state['question']} {query}")

@@ -1,0 +1,94 @@
+"""``askfirst policy``: cross-validate, fit and score the askfirst program's route policy on recorded signals (no LM)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+policy_app = typer.Typer(no_args_is_help=True, help="The askfirst program's route policy, fitted on the signals an eval run with "
+                                                    "askfirst.policy=fitted recorded (no LM calls).")
+
+RunsArg = Annotated[list[Path], typer.Argument(help="Eval run folders whose questions recorded signals (askfirst.policy=fitted).")]
+COption = Annotated[float, typer.Option("--C", help="The logistic regression's inverse regularisation strength (not searched).")]
+
+
+def _rows(runs: list[Path]) -> list[dict]:
+    from askfirst.evaluation.policy_cv import policy_questions
+
+    return [row | {"conversation": f"{run}:{row['conversation']}"} for run in runs for row in policy_questions(run)]
+
+
+def _print_comparison(result: dict, *, title: str, first: str = "fitted") -> None:
+    from rich.table import Table
+
+    from askfirst.cli.render import console
+
+    table = Table(title=title)
+    for column in ("expected route", "n", f"{first} right", "rules right"):
+        table.add_column(column)
+    for route, n in result["expected"].items():
+        def cell(name: str) -> str:
+            row = result[name]["per_route"].get(route)
+            return f"{row['share']:.2f} [{row['ci95'][0]:.2f}, {row['ci95'][1]:.2f}]" if row else "-"
+        table.add_row(route, str(n), cell(first), cell("rules"))
+    table.add_row("route accuracy", str(result["n"]), f"{result[first]['route_accuracy']:.3f}", f"{result['rules']['route_accuracy']:.3f}")
+    table.add_row("macro accuracy", "", f"{result[first]['macro_accuracy']:.3f}", f"{result['rules']['macro_accuracy']:.3f}")
+    console.print(table)
+    d = result["difference"]
+    console.print(f"{first} - rules, route accuracy: {d['route_accuracy']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] (paired bootstrap)")
+
+
+@policy_app.command("cv")
+def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversations.")] = 5,
+       seed: Annotated[int, typer.Option(help="Shuffles the conversations into folds.")] = 0, C: COption = 1.0,
+       out: Annotated[Path | None, typer.Option(help="Write the report (every held-out route too) as JSON here.")] = None) -> None:
+    """K-fold cross-validation by conversation: a policy fitted on k-1 folds routes the fold it never saw, beside the
+    rules' routes on the same signals."""
+    from askfirst.evaluation.policy_cv import cross_validate
+
+    result = cross_validate(_rows(runs), folds=folds, seed=seed, C=C)
+    _print_comparison(result, title=f"held-out routes, {folds} folds by conversation ({result['conversations']} conversations)")
+    if out:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+@policy_app.command("fit")
+def fit(runs: RunsArg, out: Annotated[Path, typer.Option(help="Folder to write program.json to (a compiled program, for program.compiled).")],
+        program: Annotated[Path | None, typer.Option(help="A compiled program whose prompts and demos to keep beside the policy.")] = None,
+        C: COption = 1.0) -> None:
+    """Fit the route policy on every question of the runs and write it as a compiled program (plain JSON)."""
+    from askfirst.cli.render import console
+    from askfirst.optimizers.compile import PROGRAM_FILE, program_state_path
+    from askfirst.programs.askfirst.policy import POLICY_KEY, fit_policy
+    from askfirst.run_dir import write_atomic
+
+    rows = _rows(runs)
+    policy = fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C)
+    state = json.loads(program_state_path(program).read_text(encoding="utf-8")) if program else {}
+    state[POLICY_KEY] = policy.to_json()
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / PROGRAM_FILE, json.dumps(state, indent=2) + "\n")
+    console.print(f"fitted on {len(rows)} questions {policy.fitted_on}; wrote {out / PROGRAM_FILE} "
+                  f"(use it with --set program.compiled={out} --set askfirst.policy=fitted)")
+    for route, weights in policy.weights().items():
+        top = sorted(weights.items(), key=lambda kv: -abs(kv[1]))[:5]
+        console.print(f"  {route}: " + ", ".join(f"{name} {w:+.2f}" for name, w in top))
+
+
+@policy_app.command("score")
+def score(program: Annotated[Path, typer.Argument(help="A compiled program holding a route policy (run folder or program.json).")],
+          runs: RunsArg) -> None:
+    """Route the runs' questions by a fitted policy, unchanged (a transfer set), beside the rules' routes on the same signals."""
+    from askfirst.datasets.errors import DataError
+    from askfirst.evaluation.policy_cv import compare_routes
+    from askfirst.optimizers.compile import program_state_path
+    from askfirst.programs.askfirst.policy import POLICY_KEY, RoutePolicy
+
+    state = json.loads(program_state_path(program).read_text(encoding="utf-8"))
+    if POLICY_KEY not in state:
+        raise DataError(f"{program}: holds no route policy (askfirst policy fit writes one)")
+    policy = RoutePolicy.from_json(state[POLICY_KEY], where=str(program))
+    _print_comparison(compare_routes(_rows(runs), policy), title=f"routes by {program}, unchanged", first="policy")

@@ -1,0 +1,116 @@
+"""Cross-validating the route policy on a run's recorded signals, by conversation, against the hand-set rules.
+
+An eval run with ``askfirst.policy=fitted`` records every question's signals and the rules' route
+(``predictions.jsonl``) beside its expected route (``scores.jsonl``). Here the policy is fitted on k-1 folds of
+conversations and scored on the fold it never saw, so every figure is a held-out one; nothing is chosen on the fold
+it is scored on (the regularisation ``C`` is given, not searched).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from askfirst.datasets.errors import DataError
+from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores
+from askfirst.evaluation.stats import paired_bootstrap, proportion_ci
+from askfirst.programs.askfirst.policy import ROUTES, PolicyError, RoutePolicy, fit_policy
+
+
+def policy_questions(run_dir: Path) -> list[dict]:
+    """Each scored question of an eval run with its signals: ``id``, ``conversation``, ``expected``, ``signals``,
+    ``rules`` (the rules' route on the same signals) and ``route`` (what the run did).
+
+    Raises:
+        DataError: The run recorded no signals (it ran with ``askfirst.policy=rules``, or is not an askfirst eval run).
+    """
+    records = read_finished(run_dir / PREDICTIONS_FILE)
+    rows = []
+    for score in read_scores(run_dir):
+        extras = (records.get(score["id"]) or {}).get("extras") or {}
+        if extras.get("signals") is None:
+            continue
+        rows.append({"id": score["id"], "conversation": score.get("conversation") or score["id"], "expected": score["expected_route"],
+                     "signals": extras["signals"], "rules": extras["rules_route"], "route": score["route"]})
+    if not rows:
+        raise DataError(f"{run_dir}: no question with recorded signals; run `askfirst eval --set askfirst.policy=fitted` first")
+    return rows
+
+
+def conversation_folds(rows: list[dict], *, folds: int, seed: int = 0) -> list[np.ndarray]:
+    """``folds`` sets of row indices; a conversation's questions are all in one, and each fold's routes are as close to the
+    whole's mix as whole conversations allow (scikit-learn's StratifiedGroupKFold, shuffled by ``seed``).
+
+    Raises:
+        DataError: Fewer conversations than folds.
+    """
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    groups = [r["conversation"] for r in rows]
+    if len(set(groups)) < folds:
+        raise DataError(f"{len(set(groups))} conversations cannot make {folds} folds")
+    splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+    return [test for _, test in splitter.split(np.zeros(len(rows)), [r["expected"] for r in rows], groups)]
+
+
+def _per_route(expected: list[str], taken: list[str]) -> dict[str, dict]:
+    out = {}
+    for route in ROUTES:
+        hits = [t == e for e, t in zip(expected, taken) if e == route]
+        if hits:
+            out[route] = {"n": len(hits), "right": sum(hits), "share": sum(hits) / len(hits), "ci95": list(proportion_ci(sum(hits), len(hits)))}
+    return out
+
+
+def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, C: float = 1.0) -> dict:
+    """Held-out routes of a policy fitted fold by fold, and the rules' routes on the same questions: each one's route
+    accuracy, per-route accuracy (Wilson CIs), macro accuracy and the paired bootstrap of the difference."""
+    fold_of = conversation_folds(rows, folds=folds, seed=seed)
+    predicted: list[str | None] = [None] * len(rows)
+    for test in fold_of:
+        held = set(test.tolist())
+        train = [r for i, r in enumerate(rows) if i not in held]
+        try:
+            policy = fit_policy([r["signals"] for r in train], [r["expected"] for r in train], C=C)
+        except PolicyError as exc:  # a training fold with one route: say so rather than guess
+            raise DataError(f"a training fold cannot be fitted ({exc}); use fewer folds") from None
+        for i in test:
+            predicted[i] = policy.route(rows[i]["signals"])[0]
+    return {"folds": folds, "seed": seed, "C": C, **_comparison(rows, predicted, "fitted"),
+            "held_out": [{"id": r["id"], "expected": r["expected"], "fitted": p, "rules": r["rules"]} for r, p in zip(rows, predicted)]}
+
+
+def compare_routes(rows: list[dict], policy: RoutePolicy) -> dict:
+    """``policy``'s routes on ``rows`` unchanged (a set it was not fitted on) beside the rules' routes."""
+    return _comparison(rows, [policy.route(r["signals"])[0] for r in rows], "policy")
+
+
+def _comparison(rows: list[dict], taken: list[str], name: str) -> dict:
+    """``taken``'s and the rules' route accuracy, per-route accuracy (Wilson CIs), macro accuracy, confusion, and the
+    paired bootstrap of the difference in route accuracy (by question)."""
+    expected, rules = [r["expected"] for r in rows], [r["rules"] for r in rows]
+
+    def summary(routes: list[str]) -> dict:
+        per = _per_route(expected, routes)
+        return {"route_accuracy": float(np.mean([t == e for t, e in zip(routes, expected)])), "per_route": per,
+                "macro_accuracy": float(np.mean([v["share"] for v in per.values()])), "confusion": _confusion(expected, routes)}
+
+    diff, low, high = paired_bootstrap([float(t == e) for t, e in zip(taken, expected)], [float(r == e) for r, e in zip(rules, expected)])
+    return {"n": len(rows), "conversations": len({r["conversation"] for r in rows}), "expected": dict(sorted(Counter(expected).items())),
+            name: summary(taken), "rules": summary(rules), "difference": {"route_accuracy": diff, "ci95": [low, high]}}
+
+
+def _confusion(expected: list[str], taken: list[str]) -> dict[str, dict[str, int]]:
+    table: dict[str, Counter] = {}
+    for e, t in zip(expected, taken):
+        table.setdefault(e, Counter())[t] += 1
+    return {e: dict(sorted(c.items())) for e, c in sorted(table.items())}
+
+
+def fit_on_run(run_dir: Path, *, C: float = 1.0) -> RoutePolicy:
+    """The policy fitted on every question of an eval run with recorded signals (what a shipped program uses; its expected
+    accuracy is the cross-validated one)."""
+    rows = policy_questions(run_dir)
+    return fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C)

@@ -1,0 +1,92 @@
+"""Cross-validation of the route policy by conversation, its fit into a compiled program, and transfer scoring."""
+
+import json
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from askfirst.cli.app import app
+from askfirst.datasets.errors import DataError
+from askfirst.evaluation.policy_cv import conversation_folds, cross_validate, policy_questions
+from askfirst.optimizers.compile import load_compiled
+from askfirst.optimizers.program_state import ProgramStateError
+from askfirst.programs.askfirst.policy import POLICY_KEY, fit_policy
+from tests.askfirst_harness import run
+
+
+def _question(i: int) -> dict:
+    """A question whose expected route two signals tell, in a conversation of three; the rules get every third wrong."""
+    p, dangling = (i * 37 % 100) / 100, float(i % 5 == 0)
+    expected = "clarify" if dangling else "answer" if p >= 0.5 else "idk"
+    rules = expected if i % 3 else "answer"
+    return {"id": f"q{i}", "conversation": f"c{i // 3}", "expected": expected, "rules": rules,
+            "signals": {"p_answerable": p, "dangling": dangling}}
+
+
+def _run_folder(path, n: int = 60):
+    path.mkdir()
+    questions = [_question(i) for i in range(n)]
+    with (path / "predictions.jsonl").open("w") as f:
+        for q in questions:
+            f.write(json.dumps({"id": q["id"], "route": q["rules"], "extras": {"signals": q["signals"], "rules_route": q["rules"]}}) + "\n")
+    with (path / "scores.jsonl").open("w") as f:
+        for q in questions:
+            f.write(json.dumps({"id": q["id"], "conversation": q["conversation"], "expected_route": q["expected"], "route": q["rules"]}) + "\n")
+    return path
+
+
+def test_folds_never_share_a_conversation_and_cover_every_question():
+    rows = [_question(i) for i in range(60)]
+    folds = conversation_folds(rows, folds=5, seed=3)
+    assert sorted(i for fold in folds for i in fold) == list(range(60))
+    conversations = [{rows[i]["conversation"] for i in fold} for fold in folds]
+    assert all(not (a & b) for j, a in enumerate(conversations) for b in conversations[j + 1:])
+
+
+def test_too_few_conversations_for_the_folds_is_a_clear_error():
+    with pytest.raises(DataError, match="conversations cannot make"):
+        conversation_folds([_question(i) for i in range(6)], folds=5)
+
+
+def test_cross_validation_scores_held_out_routes_against_the_rules():
+    result = cross_validate([_question(i) for i in range(60)], folds=5)
+    assert result["n"] == 60 and result["conversations"] == 20
+    assert result["fitted"]["route_accuracy"] > 0.9 > result["rules"]["route_accuracy"]
+    low, high = result["difference"]["ci95"]
+    assert low > 0 and high >= low
+    assert set(result["fitted"]["per_route"]) == {"answer", "clarify", "idk"}
+    assert len(result["held_out"]) == 60
+
+
+def test_a_run_without_signals_is_refused(tmp_path):
+    folder = _run_folder(tmp_path / "run")
+    (folder / "predictions.jsonl").write_text(json.dumps({"id": "q0", "route": "answer", "extras": {}}) + "\n")
+    with pytest.raises(DataError, match="askfirst.policy=fitted"):
+        policy_questions(folder)
+
+
+def test_the_cli_cross_validates_fits_a_compiled_program_and_scores_a_transfer_set(tmp_path, schema_lm):
+    train, other = _run_folder(tmp_path / "train"), _run_folder(tmp_path / "other", n=30)
+    runner = CliRunner()
+    result = runner.invoke(app, ["policy", "cv", str(train), "--folds", "4", "--out", str(tmp_path / "cv.json")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "cv.json").read_text())["folds"] == 4
+    result = runner.invoke(app, ["policy", "fit", str(train), "--out", str(tmp_path / "compiled")])
+    assert result.exit_code == 0, result.output
+    state = json.loads((tmp_path / "compiled" / "program.json").read_text())
+    assert state[POLICY_KEY]["fitted_on"] == dict(sorted(Counter(_question(i)["expected"] for i in range(60)).items()))
+    result = runner.invoke(app, ["policy", "score", str(tmp_path / "compiled"), str(other)])
+    assert result.exit_code == 0 and "route accuracy" in result.output
+
+    _, program, _, _ = run(schema_lm, "How much is the lab fee?", "askfirst.policy=fitted")
+    load_compiled(program, tmp_path / "compiled")
+    assert program.route_policy is not None and program.route_policy.fitted_on == state[POLICY_KEY]["fitted_on"]
+
+
+def test_a_crafted_policy_in_a_compiled_program_is_refused(tmp_path, schema_lm):
+    policy = fit_policy([_question(i)["signals"] for i in range(30)], [_question(i)["expected"] for i in range(30)]).to_json()
+    (tmp_path / "program.json").write_text(json.dumps({POLICY_KEY: policy | {"api_base": "http://evil.example"}}))
+    _, program, _, _ = run(schema_lm, "How much is the lab fee?", "askfirst.policy=fitted")
+    with pytest.raises(ProgramStateError, match="not a route policy"):
+        load_compiled(program, tmp_path)
