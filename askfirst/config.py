@@ -172,8 +172,10 @@ class EvalConfig(ConfigSection):
 class CompileConfig(ConfigSection):
     """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2, or demonstrations alone."""
 
-    optimizer: Literal["gepa", "miprov2", "bootstrap", "rewrite_demos"] = Field(
-        "gepa", description="'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "
+    optimizer: Literal["gepa", "miprov2", "bootstrap", "rewrite_demos", "policy"] = Field(
+        "gepa", description="'policy' fits the askfirst program's route policy (askfirst.policy=fitted) on every compile question's "
+        "signals, and no prompt; after another optimiser the policy is refitted on the compiled prompts' signals. "
+        "'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "
         "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used. "
         "'rewrite_demos' gives the askfirst program's standalone rewrite max_demos of MTRAG's human rewrites (other "
         "conversations than MTRAG-UN's), the best of num_candidates seeded draws by the recall of the rewrite's search on the "

@@ -43,6 +43,17 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
         judges: An ``MTRAGJudges``, needed for the ``hm`` objective; the judges themselves are not optimised.
         use_mlflow: GEPA logs per-iteration scores into the active MLflow run.
     """
+    if config.compile.optimizer == "policy":  # the route policy alone, fitted on every compile question's signals
+        return _with_policy(program, trainset + valset, config=config, run_dir=run_dir)
+    compiled = _optimised(program, trainset, valset, config=config, reflection_lm=reflection_lm, run_dir=run_dir, judges=judges,
+                          use_mlflow=use_mlflow)
+    if config.program.kind == "askfirst" and config.askfirst.policy == "fitted":  # refitted on the compiled prompts' signals
+        compiled = _with_policy(compiled, trainset + valset, config=config, run_dir=run_dir)
+    return compiled
+
+
+def _optimised(program: dspy.Module, trainset: list, valset: list, *, config: AskFirstConfig, reflection_lm: dspy.LM, run_dir: Path,
+               judges, use_mlflow: bool) -> dspy.Module:
     cfg = config.compile
     if cfg.optimizer == "rewrite_demos":  # no checkpoints: every LM call it made is answered from the DSPy cache on a rerun
         return rewrite_demo_search(config, program).compile(program, trainset=trainset, valset=valset)  # it picks the tasks it scores
@@ -73,6 +84,16 @@ def compile_program(program: dspy.Module, trainset: list, valset: list, *, confi
         return optimizer.compile(program, trainset=trainset, valset=valset)
     finally:  # finished or interrupted: what the optimiser wrote is what a resume may read
         sign_checkpoints(log_dir)
+
+
+def _with_policy(program: dspy.Module, examples: list, *, config: AskFirstConfig, run_dir: Path) -> dspy.Module:
+    """``program`` with its route policy fitted (``askfirst.policy=fitted``; ``compile.optimizer=policy``)."""
+    from askfirst.optimizers.route_policy import fit_route_policy
+
+    if config.program.kind != "askfirst" or config.askfirst.policy != "fitted":
+        raise DataError("compile.optimizer=policy fits the askfirst program's route policy: set program.kind=askfirst and askfirst.policy=fitted")
+    fit_route_policy(program, examples, run_dir=run_dir, seed=config.seed, threads=config.eval.threads)
+    return program
 
 
 def describe_training_set(config: AskFirstConfig, trainset: list, valset: list) -> dict:

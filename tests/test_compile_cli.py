@@ -207,3 +207,23 @@ def test_serve_rebuilds_each_compiled_run_from_its_own_config(monkeypatch, capsy
     assert set(served) == {"askfirst", "compile-x"}
     assert served["compile-x"].program.router.classify.signature.instructions == "Compiled: label it carefully."
     assert served["askfirst"].program.router.classify.signature.instructions != "Compiled: label it carefully."
+
+
+def test_compile_fits_the_route_policy_on_recorded_signals_and_eval_uses_it(monkeypatch, capsys, tmp_path):
+    configure_with(monkeypatch, SchemaFollowingEngine(SCRIPT | {"passage_answers": {"passage_answers": []}}),
+                   where="askfirst.session.configure_dspy")
+    base = ["--set", f"runs_dir={tmp_path}", "--set", "program.kind=askfirst", "--set", "askfirst.policy=fitted",
+            "--set", "askfirst.complexity_router=simple", "--set", "program.reranker=false", "--set", "tracking.enabled=false"]
+    code, out, err = run_cli(monkeypatch, capsys, "compile", "--optimizer", "policy", *base)
+    assert code == 0, err
+    run_dir = next(tmp_path.glob("compile-*"))
+    state = json.loads((run_dir / "program.json").read_text())
+    assert set(state) - {"metadata"} == {"route_policy"}  # no prompt changed, only the policy
+    report = json.loads((run_dir / "policy_cv.json").read_text())
+    assert report["n"] == 26 and set(report["fitted"]["per_route"]) == {"answer", "partial", "clarify", "idk"}
+    assert sum(state["route_policy"]["fitted_on"].values()) == 26
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--limit", "3", "--program", str(run_dir), *base)
+    assert code == 0, err
+    eval_dir = next(tmp_path.glob("eval-*"))
+    records = [json.loads(line) for line in (eval_dir / "predictions.jsonl").read_text().splitlines()]
+    assert all(set(r["extras"]["route_probabilities"]) == set(state["route_policy"]["routes"]) for r in records)
