@@ -49,14 +49,14 @@ class LMConfig(ConfigSection):
     model_path: str | None = Field(None, description="Explicit GGUF file for a local model (still checked against its pinned SHA-256 unless sha256 is set).",
                                    **operator_only())
     sha256: str | None = Field(None, description="Expected SHA-256 of model_path, for a GGUF file that is not in the registry.", **operator_only())
-    temperature: float = 0.0
-    max_tokens: int = 384
-    n_ctx: int = 4096
-    n_threads: int = 2
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature (0: the same reply for the same prompt).")
+    max_tokens: int = Field(384, ge=1, description="Most tokens one reply may have.")
+    n_ctx: int = Field(4096, ge=512, description="Local models: the context window llama.cpp allocates, in tokens.")
+    n_threads: int = Field(2, ge=1, description="Local models: CPU threads llama.cpp uses.")
     max_text_chars: int = Field(800, ge=16, le=1000, description="Local models: longest free-text output field (a grammar bound, so a looping model still closes its JSON; llama.cpp accepts at most 1000).")
     parse_retries: int = Field(2, ge=0, description="Extra attempts when an LM reply cannot be parsed.")
-    cache: bool = True
-    adapter: Literal["json", "chat"] = "json"
+    cache: bool = Field(True, description="Answer a repeated call from DSPy's cache, so a rerun or resume costs no LM time.")
+    adapter: Literal["json", "chat"] = Field("json", description="DSPy's adapter: JSON output (schema-constrained on local models) or chat fields.")
 
 
 class RetrieverConfig(ConfigSection):
@@ -65,24 +65,21 @@ class RetrieverConfig(ConfigSection):
     qdrant_path: str | None = Field(None, description="Folder for Qdrant's embedded local mode; default <runs_dir>/qdrant.", **operator_only())
     qdrant_url: str | None = Field(None, description="A Qdrant server URL; when set, used instead of the local folder.", **operator_only())
     embedded: Literal["qdrant-client", "qdrant-edge"] = Field(
-        "qdrant-edge", description="The engine of the embedded store (runs/qdrant-edge or runs/qdrant): qdrant-edge-py, Qdrant's engine "
-                                   "in-process (memory-mapped, HNSW and a sparse inverted index; opens 100k passages in 0.2 s), or "
-                                   "qdrant-client's local mode (loads every point on open and searches by brute force; fine to ~20k passages).",
-        **operator_only())
+        "qdrant-edge", description="The embedded store's engine: qdrant-edge-py (Qdrant's engine in-process, memory-mapped, for "
+        "large corpora) or qdrant-client's local mode (brute force, for up to ~20k passages).", **operator_only())
     store_memory: Literal["cold", "warm"] = Field(
-        "cold", description="Where qdrant-edge keeps a new collection's dense vectors, HNSW graph and BM25 sparse index: 'cold' "
-                            "memory-maps them and reads pages as searches touch them (opens fast; the first searches read from "
-                            "disk), 'warm' reads them in as the store opens (Qdrant's default). Fixed when a collection is built.")
+        "cold", description="qdrant-edge: 'cold' memory-maps a new collection's indexes (opens fast), 'warm' reads them in on open; "
+        "fixed when the collection is built.")
     embedding_model: str = Field("all-MiniLM-L6-v2", description="The sentence-transformers model that embeds passages and queries.",
                                  **operator_only())
-    mode: Literal["hybrid", "bm25", "dense"] = "hybrid"
+    mode: Literal["hybrid", "bm25", "dense"] = Field("hybrid", description="Search BM25 and dense embeddings fused by RRF, or one of them.")
     lexical: LexicalKind = Field(
         "auto", description="BM25 engine: the sparse vectors in Qdrant, an on-disk bm25s index, or rank-bm25 in memory; "
                             "auto = qdrant with a server URL, bm25s with the local store (askfirst.retrieval.lexical).")
     per_retriever_k: int = Field(10, ge=1, description="Hits taken from BM25 and from dense before fusion.")
     rrf_k: int = Field(60, ge=1, description="Reciprocal-rank-fusion constant (Cormack et al., 2009).")
     chunk_words: int = Field(180, ge=20, description="Longest chunk, in words; longer documents are split on sentence boundaries.")
-    chunk_overlap_sentences: int = Field(1, ge=0)
+    chunk_overlap_sentences: int = Field(1, ge=0, description="Sentences each passage repeats from the end of the one before it.")
     batch_size: int = Field(64, ge=1, description="Passages embedded and written per batch (the unit an interrupted build resumes from).")
 
 
@@ -91,7 +88,7 @@ class ProgramConfig(ConfigSection):
 
     kind: str = Field("notes_rag", description="Which registered program runs (`askfirst programs` lists them): notes_rag, clarion, urasys, r2rag, mafrag, ...")
     iterations: int = Field(3, ge=1, le=10, description="K: rounds of query generation -> retrieval -> notes.")
-    queries_per_iteration: int = Field(3, ge=1, le=6)
+    queries_per_iteration: int = Field(3, ge=1, le=6, description="Queries the notes loop's query generator writes per iteration.")
     notes: bool = Field(True, description="Build notes between iterations; off means queries see only the question.")
     reranker: bool = Field(True, description="LM listwise re-ranking of the pooled candidates.")
     router: bool = Field(True, description="Answerability classifier + router; off means always the complete-answer responder.")
@@ -104,11 +101,9 @@ class ProgramConfig(ConfigSection):
     answer_threshold: float | None = Field(None, ge=0, le=1, description="Probabilistic routing: answer when P(answerable) >= this, else 'I don't know' (tune with `askfirst tune-threshold`).")
     label_logprobs: bool = Field(True, description="Take the classifier's confidence and P(answerable) from the label's log-probabilities where "
                                  "the LM measures them (the local llama.cpp engine does), not from the confidence it writes.")
-    compiled: str | None = Field(None, description="A compiled program loaded into the program this config builds: a compile run "
-                                 "folder or its program.json (DSPy state JSON; a relative path is taken from the working folder), "
-                                 "or 'askfirst:<name>', one shipped in the package (askfirst/compiled/<name>); 'none' (or null) "
-                                 "runs the uncompiled program. `--program` sets it, so a run's config.yaml records which compiled "
-                                 "program it ran.", **operator_only("compiled-program"))
+    compiled: str | None = Field(None, description="A compiled program to load: a compile run folder, its program.json, or "
+                                 "'askfirst:<name>' shipped in the package; null or 'none' runs the uncompiled program.",
+                                 **operator_only("compiled-program"))
 
     @field_validator("kind")
     @classmethod
@@ -173,24 +168,15 @@ class CompileConfig(ConfigSection):
     """Prompt optimisation of the whole program (every predictor) with GEPA or MIPROv2, or demonstrations alone."""
 
     optimizer: Literal["gepa", "miprov2", "bootstrap", "rewrite_demos", "policy"] = Field(
-        "gepa", description="'policy' fits the askfirst program's route policy (askfirst.policy=fitted) on every compile question's "
-        "signals, and no prompt; after another optimiser the policy is refitted on the compiled prompts' signals. "
-        "'bootstrap' (dspy.BootstrapFewShot) only adds demonstrations: each predictor's inputs and outputs from "
-        "runs of the trainset that the objective scores right; no instruction is rewritten and the valset is not used. "
-        "'rewrite_demos' gives the askfirst program's standalone rewrite max_demos of MTRAG's human rewrites (other "
-        "conversations than MTRAG-UN's), the best of num_candidates seeded draws by the recall of the rewrite's search on the "
-        "trainset's follow-ups (objective recall, or gated_recall: see objective); nothing else changes.")
+        "gepa", description="gepa or miprov2 rewrite instructions (and demos); bootstrap only adds demos; rewrite_demos picks the "
+        "standalone rewrite's demos from MTRAG's human rewrites; policy only fits the askfirst route policy (refitted after any other).")
     max_demos: int = Field(2, ge=0, description="bootstrap (at least 1) and miprov2: bootstrapped demonstrations per predictor (each adds "
                            "its passages to every prompt); miprov2 with 0 optimises instructions only.")
-    demos_by_label: bool = Field(False, description="bootstrap: take the trainset in turn by answerability label and keep a run's "
-                                 "demonstrations only if every answerability label its steps wrote is the gold one, so the demos show "
-                                 "each label, each one right; with 4 labels, set max_demos to 4 to see them all.")
+    demos_by_label: bool = Field(False, description="bootstrap: take the trainset in turn by answerability label and keep only "
+                                 "runs whose every label is the gold one, so the demos show each label right.")
     objective: Literal["recall", "outcome", "both", "hm", "str_em", "gated_recall"] = Field(
-        "recall", description="'both' scores the mean of recall@k and outcome; 'hm' the per-question IDK-conditioned harmonic mean; "
-        "'str_em' ambiguous questions' STR-EM. 'gated_recall' (rewrite_demos only) scores the rewrite's query as the program's "
-        "retrieval gate (askfirst.min_top_cosine) takes it: a follow-up with qrels its recall@k if the gate lets it through, else "
-        "0; an UNANSWERABLE follow-up 1 if the gate stops it, else 0 (a rewrite that finds more for every query also lets "
-        "unanswerable ones past the gate, bench/RESULTS.md).")
+        "recall", description="What the optimiser maximises: recall@k, the route's outcome, their mean ('both'), the IDK-conditioned "
+        "HM, STR-EM, or (rewrite_demos) recall through the retrieval gate.")
     auto: Literal["light", "medium", "heavy"] | None = Field("light", description="Budget preset; set null to use max_metric_calls / max_full_evals.")
     max_metric_calls: int | None = Field(None, ge=1, description="GEPA: explicit metric-call budget (needs auto=null).")
     max_full_evals: int | None = Field(None, ge=1, description="GEPA: budget in full validation passes (needs auto=null).")
@@ -198,9 +184,8 @@ class CompileConfig(ConfigSection):
     num_candidates: int | None = Field(None, ge=1, description="MIPROv2 with auto=null: instruction/demo candidates; rewrite_demos: "
                                        "draws of demonstrations beside the program as it is (default 4).")
     proposer_context: list[Literal["program", "data", "tips", "demos"]] = Field(
-        ["program", "data", "tips", "demos"], description="MIPROv2: what its prompt model sees when it proposes an instruction: the "
-        "program's source, a summary of the trainset, a random prompting tip, bootstrapped demonstrations. A small prompt model's "
-        "context holds few of them (the program's source alone is thousands of tokens).")
+        ["program", "data", "tips", "demos"], description="MIPROv2: what its prompt model sees when it proposes an instruction "
+        "(a small model's context holds few of them).")
     instruction_guard: bool = Field(True, description="MIPROv2: leave out proposed instructions that are no instruction (a request "
                                     "or question to the user, an apology, under 5 words) before the search; the original is always kept.")
     instruction_candidates: str | None = Field(None, description="MIPROv2: a YAML or JSON file of {step name: [instruction, ...]} "
@@ -208,21 +193,19 @@ class CompileConfig(ConfigSection):
                                                "for instructions written by hand or by a stronger model than the prompt model.",
                                                **operator_only())
     reflection_lm: LMConfig | None = Field(None, description="GEPA reflection LM / MIPROv2 prompt model; default: lm.")
-    train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of the compile's conversations in its trainset; the rest is its "
-                                  "valset. data.split's halves are always half each, so at 0.5 with split=all the valset is the "
-                                  "validation half.")
+    train_fraction: float = Field(0.5, gt=0, lt=1, description="Share of the compile's conversations in its trainset; the rest "
+                                  "is its valset.")
     split: Literal["all", "train"] = Field(
-        "all", description="The questions the compile sees: all the configured ones (split into its trainset and a valset, at "
-        "train_fraction 0.5 the half `data.split=validation` evaluates), or only their training half, split again into trainset and valset, so the half an "
-        "eval reports is never seen while compiling.")
-    recall_k: int = Field(10, ge=1)
-    threads: int = Field(1, ge=1)
+        "all", description="The questions the compile sees: all the configured ones, or only their training half (by conversation), "
+        "so the validation half an eval reports is never seen.")
+    recall_k: int = Field(10, ge=1, description="The cut-off of the recall objective (recall@k of the program's ranking).")
+    threads: int = Field(1, ge=1, description="Questions the optimiser scores concurrently (keep 1 for the in-process llama.cpp LM).")
 
 
 class TrackingConfig(ConfigSection):
-    enabled: bool = True
+    enabled: bool = Field(True, description="Record every run in MLflow (params, metrics, artifacts, DSPy traces).")
     tracking_uri: str | None = Field(None, description="Default: MLFLOW_TRACKING_URI, else sqlite under runs_dir.", **operator_only())
-    experiment: str = "askfirst"
+    experiment: str = Field("askfirst", description="The MLflow experiment runs are recorded under.")
     traces: bool = Field(True, description="MLflow DSPy autolog: a trace of every program call (modules and LM calls) in the run.")
 
 
@@ -231,7 +214,7 @@ class BaseConfig(ConfigSection):
 
     runs_dir: str = Field("runs", description="Where run folders, the embedded store and the tracking database are written.",
                           **operator_only("location"))
-    seed: int = 0
+    seed: int = Field(0, description="Seeds every shuffle, split and optimiser, so a run can be repeated.")
     lm: LMConfig = LMConfig()
     retrieval_lm: LMConfig | None = Field(None, description="LM for the query generator, notes builder and re-ranker; default: lm.")
     judge_lm: LMConfig | None = Field(None, description="LM for the MTRAGEval judges (IDK, clarification, faithfulness, rating); default: lm.")

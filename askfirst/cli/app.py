@@ -23,8 +23,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 
 @app.command("config")
-def show_config(config: ConfigOpt = None, set_: SetOpt = None) -> None:
+def show_config(config: ConfigOpt = None, set_: SetOpt = None,
+                reference: Annotated[bool, typer.Option(help="Print the reference of every setting as Markdown instead (the docs' page).")] = False) -> None:
     """Print the resolved configuration (defaults + file + overrides) as YAML."""
+    if reference:
+        from askfirst.config_reference import render
+
+        typer.echo(render(), nl=False)
+        return
     typer.echo(resolve(config, set_).to_yaml())
 
 
