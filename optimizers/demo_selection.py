@@ -7,7 +7,7 @@ said PARTIAL, which the one-part check then answered, counts. The 2026-11-26 boo
 only when every answerability label its steps wrote is the gold one, gives demonstrations of each label that the
 program reaches, each one labelled as the data labels it.
 
-Measured with the offline LMs (``bench/RESULTS.md``, "Demonstrations by label"): no UNDERSPECIFIED run passed, the
+Measured with the offline LMs (the results log (`the results log (`the results log (bench/RESULTS.md in git history)` in git history)` in git history), "Demonstrations by label"): no UNDERSPECIFIED run passed, the
 three demos were ANSWERABLE, UNANSWERABLE, ANSWERABLE, and the demo set's outcome fell from 0.808 to 0.577.
 
 ``scored_with_demos`` serves the benches that score a step without and with drawn demonstrations.
@@ -60,9 +60,6 @@ def labels_agree(metric):
 def scored_with_demos(predictor, draws: dict[str, list], score) -> dict[str, list]:
     """``score(name)`` for each named draw of ``draws``, with that draw's demonstrations set on ``predictor`` (an empty
     list: none); the predictor's own demonstrations are restored afterwards, also when a score raises.
-
-    The benches that compare a step without and with demonstrations (``bench/answer_demos.py``, ``assessment_demos.py``,
-    ``rewrite_demos.py``) score every held-out row once per draw this way.
     """
     own = list(predictor.demos)
     results: dict[str, list] = {}

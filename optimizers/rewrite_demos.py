@@ -1,7 +1,7 @@
 """Demonstrations for the standalone rewrite, drawn from human rewrites of other conversations (MTRAG's human set).
 
 The offline 0.5B rewriter leaves follow-ups such as "How does it work?" as they are, and its compiled instructions or
-bootstrapped demos came from the 1.5B's own poor outputs (bench/RESULTS.md). A labelled rewrite is what a
+bootstrapped demos came from the 1.5B's own poor outputs (the results log (bench/RESULTS.md in git history)). A labelled rewrite is what a
 demonstration of this step should show, and MTRAG's annotators wrote one for each turn of 110 conversations that
 MTRAG-UN does not have.
 """

@@ -3,12 +3,12 @@
 The same points as :class:`PassageStore` (named dense vector, BM25 sparse vector with the engine's IDF, the same
 payload and ids), one shard folder per collection under the store folder, memory-mapped and indexed (HNSW for the
 dense vectors, an inverted index for the sparse ones), so opening reads nothing per passage. qdrant-client's embedded
-mode loads every point on open and searches in Python; bench/RESULTS.md has both measured at 100k passages.
+mode loads every point on open and searches in Python; the results log (bench/RESULTS.md in git history) has both measured at 100k passages.
 
 Where a new collection's dense vectors, HNSW graph and BM25 sparse index live is ``memory`` (``retriever.store_memory``):
 ``cold`` memory-maps them and reads a page when a search first touches it, so opening reads almost nothing; ``warm`` is
 Qdrant's own default, which reads the vectors and the graph into the page cache and the sparse index onto the heap as the
-shard opens (a 1M-passage shard took 3.0-3.4 s to open that way, bench/RESULTS.md). A collection keeps the placement its
+shard opens (a 1M-passage shard took 3.0-3.4 s to open that way, the results log (bench/RESULTS.md in git history)). A collection keeps the placement its
 segments were built with.
 
 The shard keeps no collection metadata, so the layout, BM25 parameters, placement and revision live in
@@ -50,7 +50,7 @@ class EdgeStore:
     """One collection as a qdrant-edge shard in ``path/<collection>``; the :class:`PassageStore` interface."""
 
     # ``retriever.lexical=auto``: the engine's inverted index answers BM25 too (``qdrant``), but bm25s ranked MTRAG-UN a
-    # little better on it (hybrid nDCG@5 0.7090 vs 0.7076, bench/RESULTS.md), as on qdrant-client's local mode
+    # little better on it (hybrid nDCG@5 0.7090 vs 0.7076, the results log (bench/RESULTS.md in git history)), as on qdrant-client's local mode
     lexical_default = "bm25s"
     rebuilt_old_layout = False  # this layout is the only one an edge store has had
 

@@ -8,7 +8,7 @@
 
 ``auto`` takes the store's ``lexical_default``: ``qdrant`` on a server (its inverted index answers the sparse vectors) and
 ``bm25s`` in both embedded stores (qdrant-client's local mode would score every point in Python; on qdrant-edge bm25s
-ranked a little better; measured in bench/RESULTS.md).
+ranked a little better; measured in the results log (bench/RESULTS.md in git history)).
 """
 
 from __future__ import annotations

@@ -53,102 +53,13 @@ def assessed_passages(ranking: list[Passage], *, evidence_k: int, documents: int
 
 
 class AskFirstProgram(dspy.Module):
-    """The composed program (issue 15), stage by stage; each stage is switched in ``askfirst`` (or ``program``):
+    """The composed program: standalone rewrite, retrieval, the lexical and embedding cues, the unnamed-referent check,
+    the evidence assessment and divergence, then the route, then the responders (docs/programs/askfirst.md).
 
-    1. Standalone question (``standalone``): a follow-up is rewritten into a self-contained query; with
-       ``rewrite_check``, a rewrite with no question where the user asked one is refused and the user's turn searched,
-       and so is one that repeats an earlier user turn or a demonstration's rewrite (``rewrite_repeat_check``) or,
-       when set, is mostly words no turn has (``rewrite_new_words_above``: a translation, an answer).
-    2. Complexity router (R2RAG, ``complexity_router``): simple -> one hybrid search; complex -> the SemEval
-       query-generator <-> notes-builder loop (the notes program's, composed through the registry), re-ranked
-       when ``program.reranker`` is on. With ``faq`` on, URASys's FAQ collection of the corpus is searched too and
-       fused into the ranking by document (RRF, ``faq_fusion``); escalation's second search is of the documents only.
-    3. Dangling reference (``dangling_reference``): a question with no earlier turn that points at something it never
-       names, by a pronoun with nothing before it to stand for or a demonstrative ("When did he return to work?", "this
-       state library"), is asked who or what that is, then given the clarification responder's readings, at once
-       (lexical, no LM call before the responder; ``ask_first`` mode only). So is a follow-up whose demonstrative
-       phrase opens with a word no earlier turn has (``dangling_follow_up``: "this tricolor national flag" after Medicare),
-       and one that changes the subject and names its new thing only by its kind (``topic_switch_below``: the referent
-       cue's words, and a dense cosine below the threshold to every earlier user turn; "the loan" after web
-       publishing), where the responder alone asks which.
-       Collection check (``absent_terms``, N): the user's own question is cut into parts, and a part with N or more
-       content words that no retrieved passage has (by stem) and the collection's BM25 index lacks is not covered.
-       No part covered: UNANSWERABLE with no LM call ("the medical school" of a university without one); some
-       covered: an ANSWERABLE or UNDERSPECIFIED assessment becomes PARTIAL, and the reply answers the covered parts
-       and names the others as missing. With ``partial_needs_parts`` a PARTIAL label on a question of one part
-       (as cut here) is taken as ANSWERABLE, and with ``one_part_key_terms`` checked as an ANSWERABLE one is.
-       Retrieval gate (``min_top_cosine``, off by default): MAF-RAG's VOR confidence, the top dense cosine of the
-       searched query over the collection; below the threshold the question is UNANSWERABLE without an LM call.
-       On MTRAG-UN dev it tells ANSWERABLE from UNANSWERABLE tasks where the assessment's own label probabilities do
-       not (bench/RESULTS.md); the threshold is corpus- and embedder-specific, hence ``askfirst tune-threshold
-       --signal top-cosine``.
-    4. Unnamed referent (``referent_check``, off by default): one call on the answer LM asks whether the question
-       names what it asks about only by its kind ("the fee", "the actor") with no earlier turn saying which; the
-       label's log-probabilities give P(UNDERSPECIFIED), flagged at ``referent_threshold`` (``askfirst tune-threshold
-       --signal referent``). A flagged question skips the assessment: the clarification responder asks which one,
-       naming the readings the evidence holds. It reads the original question and the conversation, not the
-       standalone rewrite, which may have filled the gap with a guess.
-    5. Evidence assessment: one call on the answer LM reads the evidence and the next passages from other documents
-       (``divergence_passages`` documents in all), copies the answering sentences, labels answerability (ANSWERABLE /
-       PARTIAL / UNDERSPECIFIED / UNANSWERABLE) and names what the question asks about. With ``key_terms`` (N), a
-       question with N or more asked-about words that no retrieved passage contains is UNANSWERABLE (MAF-RAG's
-       KeyMatch as a check); an asked_about that only repeats its field's description is not checked. With
-       ``label_unanswerable_below``, an UNANSWERABLE label on a question whose top cosine reaches it is taken as
-       ANSWERABLE. The route follows the label and ``program.answer_threshold``.
-    6. Asking first (``ambiguity``), unless the assessment calls the question UNANSWERABLE or PARTIAL: evidence
-       divergence (one more call writes the answer each passage alone gives; two or more passages from different
-       documents giving different answers mean the question has readings the collection tells apart, and those
-       documents' titles are the options; it is asked of a first question only unless ``follow_up_divergence``, as
-       a conversation's earlier turns have picked the reading; with ``skip_named`` a question that names one
-       assessed document by a title word the others lack skips that call, as its divergence would be discarded,
-       and with ``factoid_divergence`` so does a why-, how-to or yes/no question, whose passages explain rather
-       than name, and with ``multipart_divergence`` a question of two or more parts whose parts ask for different
-       kinds of answer; with ``divergence_rarest_word`` a passage without the question's rarest word in the
-       collection takes no part when most candidate passages have it) and/or
-       CLARION's detector grounded in the passages. In ``ask_first`` mode an ambiguous question gets a clarifying question naming them;
-       in ``answer_all`` mode (ASQA-style benchmarks) an answered question goes to CLARION's planner and writer
-       (``answer_all_readings``): the planner rewrites it into its readings on the evidence, each reading is
-       searched, and the writer answers every reading its passages support in one long answer; with that off, each
-       reading divergence named is answered by the passage that gives it, citing it.
-    7. Escalation (MAF-RAG, ``escalation``): an "I don't know" or partial route whose P(answerable) is below
-       ``escalate_below`` retrieves again with an LM-expanded query and is assessed once more (a question the gate
-       turned away only with ``escalate_gated``; the gate then takes the better of the two queries' top cosines).
-       With ``debate`` on, a route still unsure after that goes to MAF-RAG's debate (agents on the top evidence
-       passages, an aggregator; the ``mafrag`` section's settings): an accepted aggregate is the answer, citing the
-       passages it brackets.
-    8. Unnamed-referent cue (``referent_cue``, on by default): a follow-up still headed for "I don't know" that puts a
-       definite determiner before a word no earlier turn has ("the loan", "the animal") gets the clarification
-       responder instead: the user may mean one the collection has (MTRAG-UN's UNDERSPECIFIED tasks; lexical, no LM).
-       Not one the retrieval gate turned away: nothing in the collection is near it.
-       So does a first question that names nothing but one "the X" (``first_turn_cue_words``: "When did the
-       investigation begin?"), and with ``first_turn_cue_answered`` an answered one whose X two or more retrieved
-       documents have.
-    9. The responders, with citations. A clarification's options of which no more than half the words are in the
-       passages or the user's turns (``ungrounded_options``), or that are sentences or the user's own words
-       (``not_readings``), are dropped, with the question that lists them; so is a question that repeats three or more
-       words of its instruction's example that nothing it was shown has (``repeated_example``), lists an option twice,
-       is the user's own question (``echoed_question``) or asks a question of its own beside its options
-       (``no_choice_asked``). The kept options are offered once each, or with fewer than two left, the user is asked for
-       a detail that says which. When a lexical check asked (a dangling demonstrative, the topic switch, the referent
-       cue) and fewer than two options are left, or only kinds of the thing (``names_kinds``), the titled documents of
-       the kind the question leaves unnamed are offered instead (``titled_readings``).
-
-    Extras in the reply: ``stage`` (simple / complex), ``standalone_query``, ``rewrite_refused`` (a rewrite that answered
-    instead of asking, repeated an earlier user turn or was mostly new words, searched with the user's turn instead), ``top_cosine`` (the gate's signal, recorded
-    whether or not the gate is on), ``gated`` (the gate decided the label), ``dangling`` (the dangling-reference words,
-    when checked), ``topic_switch`` (the referent cue's words, the best cosine to an earlier user turn, switched; when checked), ``referent`` (the unnamed thing, P(UNDERSPECIFIED), flagged), ``referent_cue`` (the cue's words, when it was consulted), ``faq`` (the FAQ entries
-    found, when on), ``key_terms`` (what is asked about, whether it echoes its field's description, its words no
-    retrieved passage contains, those left out as not the user's turn's with ``key_terms_in_turn``, and the label the
-    check overruled), ``absent_terms`` (the collection check's parts, their unknown words, its verdict and the label it
-    overruled), ``one_part_partial`` (the label a one-part question's PARTIAL became), ``unanswerable_overruled`` (the top
-    cosine at which an UNANSWERABLE label was taken as ANSWERABLE), ``probability_source``,
-    ``ambiguity`` (what each signal said and the per-passage answers, or the question form that skipped them), ``escalated``, ``debate`` (rounds, confidence,
-    unknown, accepted; when it ran), ``ungrounded_options`` (a clarification responder's options dropped as not in the
-    passages), ``not_readings`` (those dropped as sentences or the question's own words), ``repeated_example`` (the
-    example words its question repeated, when it was dropped for them), ``echoed_question`` (whether it was the user's
-    own question), ``no_choice_asked`` (whether, with two options or more kept, it neither named two nor asked what
-    the user means) and ``titled_options`` (the titled documents offered in place of its options; these six on a
-    clarification).
+    With ``askfirst.policy=fitted`` every stage records its signal (``signals.py``) and the route policy decides once
+    (``_decided``); with ``rules`` the hand-set chain of checks decides as it goes (``_answer``), with escalation and the
+    debate. Each stage is switched in the ``askfirst`` section (or ``program``); the reply's extras record what every
+    stage found.
     """
 
     def __init__(self, resources, config: AskfirstConfig, program: ProgramConfig, *, notes, debate=None, debate_settings=None,

@@ -7,13 +7,6 @@ documentation is needed to apply for the loan?" after turns about a web publishi
 earlier turn has) finds the unnamed thing, but alone it also marks ANSWERABLE follow-ups that stay on the subject and
 speak of a new part of it ("the fees", "the corporation"), so the program uses it alone only before an "I don't know".
 A change of subject tells many of them apart: the follow-up's dense embedding is far from every earlier user turn's.
-
-Measured without an LM (``bench/unnamed_referent_cue.py --topic-switch``; MiniLM embeddings, earlier turns as the
-program reads them). On the training half of MTRAG-UN dev the cue marks 26 follow-ups; the 7 whose best cosine to an
-earlier user turn is lowest, up to 0.114, are all UNDERSPECIFIED, and the next there or in the demo is the demo's ANSWERABLE "How
-long does the essay have to be?" after a turn about an award, at 0.137: a new part of the same subject that shares no
-word with it. ``askfirst.topic_switch_below`` (0.125) lies between. The threshold is the embedder's: another embedder
-needs it measured again.
 """
 
 from __future__ import annotations

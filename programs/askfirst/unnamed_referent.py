@@ -5,8 +5,7 @@ library" - with no earlier turn saying which. The cue: a definite determiner (th
 lower-case word (a proper noun names its thing) whose stem no earlier turn has. The offline 1.5B could not tell these
 apart itself (the LM check ``askfirst.referent_check``: AUC 0.48 on the training half), and the cue alone also marks
 one ANSWERABLE follow-up in ten ("the toolchain"), so the program uses it only to choose between "I don't know" and a
-clarifying question once it has found no answer (``askfirst.referent_cue``). ``bench/unnamed_referent_cue.py``
-measures it per class on each half of MTRAG-UN dev.
+clarifying question once it has found no answer (``askfirst.referent_cue``).
 
 A first question has no earlier turn to point back to, so there "the X" mostly names X; but a pronoun with nothing
 before it to stand for ("When did he return to work?") or a demonstrative ("What services does this state library
@@ -56,11 +55,6 @@ def bare_referents(question: str, *, max_words: int) -> list[str]:
     the retrieved passages have an X (``key_terms.documents_with``) yet the assessment found no answer: the user may mean
     that one, or another; with no X in them, "I don't know" stands. With ``askfirst.first_turn_cue_answered`` it asks
     of an answered one too when two or more retrieved documents have an X: the answer is from one of them.
-
-    Measured without an LM (``bench/dangling_references.py --cue``) with ``max_words`` 3: it marks 3 of the demo's 4
-    UNDERSPECIFIED questions and none of its 18 others, 1 of MTRAG-UN dev's 9 UNDERSPECIFIED first turns and none of
-    its 11 others, 40 of URASys's 201 SQuAD2 ambiguous questions, and 11 of its 504 plain SQuAD2 ones (4 of them
-    unanswerable: "What does the silver ring symbolize?").
     """
     if max_words < 1 or re.search(r"\d", question):
         return []
@@ -97,14 +91,6 @@ def dangling_references(question: str) -> list[str]:
     "How long does it take?"), or a demonstrative before a word ("this animal", "these
     clinics"; "that" only after a preposition, "at that time": elsewhere it is mostly a relative pronoun). A name is
     a capitalised word other than "I" and a question's capitalised first function word ("Did", "Which").
-
-    Measured without an LM (``bench/dangling_references.py``): it marks 4 of the 9 UNDERSPECIFIED first turns of
-    MTRAG-UN dev and none of its 11 other first turns, none of the demo's 22 first questions, 34 of URASys's 201 SQuAD2
-    ambiguous questions (4 of them by "it": "What did it serve as before?"), and 16 of its 504 plain SQuAD2 ones, which
-    were written beside their paragraph ("What campaign did she contribute to?"). A demonstrative whose word the question
-    said before it points back ("… what are some examples of these courts?"), and so does "their" after a plural
-    possessive ("the twelve spies' mission … their report"): without these two, it marked 11 of MTRAG's 200 synthetic
-    first turns, none of them underspecified; with them 4 ("Why does the stock price of this company tend to swing?").
     """
     words = function_words()
     found = []
@@ -153,13 +139,7 @@ def unseen_demonstratives(question: str, earlier: str) -> list[str]:
     """A follow-up's demonstrative phrases (as :func:`dangling_references` finds them) whose first lower-case word has a
     stem ``earlier`` (the conversation's earlier turns) does not have: "this tricolor national flag" after turns about
     Medicare, "this particular index fund" after turns about index funds in general. Such a phrase points at one thing
-    no turn has named, as a first question's "this animal" does. A capitalised word is a name, which says which.
-
-    Measured without an LM (``bench/dangling_references.py --follow-ups``, earlier turns as the program reads them): of
-    the follow-ups of MTRAG-UN dev's training half it marks 4 of 16 UNDERSPECIFIED, 1 of 4 PARTIAL ("those elements") and
-    none of 84 ANSWERABLE or 19 UNANSWERABLE; none of the validation half's 34 or the demo's 4; and 11 of the 981
-    follow-ups of MTRAG's synthetic tasks, none of them underspecified ("What is the role of a custom resolver in this
-    setup?"; 14 before a word the question says earlier counted as named)."""
+    no turn has named, as a first question's "this animal" does. A capitalised word is a name, which says which."""
     if not earlier.strip():
         return []
     seen = {stem(t) for t in tokenize(earlier)}
