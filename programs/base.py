@@ -87,14 +87,24 @@ class Reply(dspy.Prediction):
         """The JSON-able record of this reply (without the question's id and timing, which the caller adds)."""
         evidence, citations = self.evidence, self.citations
         doc_of = {p.passage_id: p.doc_id for p in evidence}
+        first = _first_passages(self.ranking or evidence)  # document -> its best-ranked passage, in rank order
         return {
             "route": self.route, "answer": self.answer, "citations": citations,
             "citations_docs": unique_in_order([doc_of.get(c, c) for c in citations]),
             "retrieved": [p.passage_id for p in evidence], "retrieved_docs": unique_in_order([p.doc_id for p in evidence]),
-            "ranked_docs": unique_in_order([p.doc_id for p in self.ranking or evidence])[:RANKING_DEPTH],
+            "ranked_docs": list(first)[:RANKING_DEPTH],
+            "ranked_passages": list(first.values())[:RANKING_DEPTH],  # each ranked document's best-ranked passage
             "label": self.label, "confidence": self.confidence, "options": self.options, "missing": self.missing,
             "queries": self.queries, "warnings": self.warnings, "extras": _jsonable(self.extras),
         }
+
+
+def _first_passages(passages) -> dict[str, str]:
+    """Each document's first passage id in ``passages`` (a ranking)."""
+    first: dict[str, str] = {}
+    for p in passages:
+        first.setdefault(p.doc_id, p.passage_id)
+    return first
 
 
 class Shared:

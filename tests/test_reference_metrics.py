@@ -91,3 +91,21 @@ def test_the_exported_run_file_scores_the_same_in_pytrec_eval(tmp_path):
     first = json.loads((tmp_path / MTRAG_PREDICTIONS_FILE).read_text().splitlines()[0])
     assert first["predictions"] == [{"text": "a"}] and first["contexts"][0]["document_id"] == records[0]["ranked_docs"][0]
     assert first["input"] == [{"speaker": "user", "text": "q"}] and first["targets"][0]["text"] == "ref"
+
+
+def test_squad_em_and_f1_follow_squad_v2_on_empty_answers_and_golds():
+    from askfirst.evaluation.answer_metrics import best_token_f1, exact_match
+
+    assert exact_match("", ["", "  "]) and best_token_f1("", ["a", "."]) == 1.0  # gold that normalises to nothing is [""]
+    assert not exact_match("Paris", ["the", "!"]) and best_token_f1("Paris", ["the"]) == 0.0
+    assert not exact_match("", ["Paris"]) and best_token_f1("", ["Paris"]) == 0.0
+    assert exact_match("The Paris.", ["paris"]) and best_token_f1("in Paris", ["Paris"]) == pytest.approx(2 / 3)
+
+
+def test_str_em_reads_the_answer_as_alce_does():
+    from askfirst.evaluation.ambiguity_metrics import str_em
+
+    answer = "The 2003 film [1] is by Smith [doc-7].\nThe 1998 one is by Jones."
+    assert str_em(answer, [["Smith"], ["Jones"]]) == 0.5  # cut at the first newline
+    assert str_em("It was 1 [2] 3.", [["1 3"]]) == 1.0  # citation markers removed before matching
+    assert str_em("anything", [["the"]]) == 1.0  # an alias that normalises to nothing is present

@@ -24,7 +24,7 @@ def evaluate(
     from askfirst.cli.render import console, print_summary
     from askfirst.config import ConfigError
     from askfirst.datasets.splits import configured_questions
-    from askfirst.evaluation.exports import write_exports
+    from askfirst.evaluation.exports import is_mtrag, write_exports
     from askfirst.evaluation.judge_run import judge_result
     from askfirst.evaluation.runner import run_eval
     from askfirst.optimizers.compile import program_state_digest
@@ -71,6 +71,14 @@ def evaluate(
                               retry_errors=cfg.eval.retry_errors, threads=cfg.eval.threads)
             for path in write_exports(examples, result.records, run_dir=run_dir, passage_text=texts):
                 tracker.log_artifact(path)
+            if is_mtrag(examples):  # run_retrieval_eval.py's own figures, beside ours (askfirst/evaluation/mtrag_retrieval.py)
+                import json
+
+                from askfirst.evaluation.mtrag_retrieval import official_retrieval
+                from askfirst.run_dir import write_atomic
+
+                result.summary["mtrag_official_retrieval"] = official_retrieval(examples, result.records)
+                write_atomic(run_dir / "metrics.json", json.dumps(result.summary, indent=2))
             judged = judge_result(cfg, examples, result, embedder=session.retriever.embedder, passage_text=texts, say=console.print)
             tracker.log_metrics(judged)
             for name in ("hm.jsonl", "ambiguity.jsonl"):

@@ -27,19 +27,28 @@ def contains_any(answer: str, golds: Sequence[str]) -> bool:
 
 
 def token_f1(answer: str, gold: str) -> float:
+    """SQuAD v2's F1: token overlap; when either side normalises to nothing, 1 if both do, else 0."""
     pred, ref = normalize_answer(answer).split(), normalize_answer(gold).split()
+    if not pred or not ref:
+        return float(pred == ref)
     common = sum((Counter(pred) & Counter(ref)).values())
-    if not pred or not ref or common == 0:
+    if common == 0:
         return 0.0
     precision, recall = common / len(pred), common / len(ref)
     return 2 * precision * recall / (precision + recall)
 
 
+def squad_golds(golds: Sequence[str]) -> list[str]:
+    """The gold answers as SQuAD v2's script takes them: those that normalise to something, else ``[""]``."""
+    return [g for g in golds if normalize_answer(g)] or [""]
+
+
 def best_token_f1(answer: str, golds: Sequence[str]) -> float:
-    return max((token_f1(answer, g) for g in golds), default=0.0)
+    return max(token_f1(answer, g) for g in squad_golds(golds))
 
 
 def exact_match(answer: str, golds: Sequence[str]) -> bool:
-    """SQuAD exact match: the normalised answer equals some normalised gold answer."""
+    """SQuAD exact match: the normalised answer equals some normalised gold answer (an empty answer matches a gold set
+    that normalises to nothing, as in SQuAD v2's script)."""
     norm = normalize_answer(answer)
-    return any(norm == normalize_answer(g) for g in golds if g)
+    return any(norm == normalize_answer(g) for g in squad_golds(golds))

@@ -51,8 +51,9 @@ METRICS: tuple[Metric, ...] = (
     _m("outcome_correct", "outcome", "eval ablate runs plot report", applies_to="every question: the expected route, and a gold answer where there is one"),
     _m("route_correct", "route", "eval ablate runs plot report"),
     _m("answer_correct", "answer contains gold", "eval runs", applies_to="questions with gold answers"),
-    _m("answer_em", "EM", "ablate", applies_to="questions with gold answers"),
-    _m("answer_f1", "F1", "eval ablate", applies_to="questions with gold answers"),
+    # SQuAD's EM and F1 score a short answer span; here the whole reply is scored against the short gold answers.
+    _m("answer_em", "EM (whole reply)", "ablate", applies_to="questions with gold answers (the whole reply, not SQuAD's short span)"),
+    _m("answer_f1", "F1 (whole reply)", "eval ablate", applies_to="questions with gold answers (the whole reply, not SQuAD's short span)"),
     _m("idk_on_unanswerable", "IDK on unanswerable", "ablate", applies_to="UNANSWERABLE questions"),
     _m("recall@{k}", "recall@k", "eval ablate runs", applies_to="questions with gold passages"),
     _m("ndcg@{k}", "nDCG@k", "eval", applies_to="questions with gold passages"),

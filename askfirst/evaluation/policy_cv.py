@@ -20,15 +20,21 @@ from askfirst.programs.askfirst.policy import ROUTES, PolicyError, RoutePolicy, 
 
 
 def policy_questions(run_dir: Path) -> list[dict]:
-    """Each scored question of an eval run with its signals: ``id``, ``conversation``, ``expected``, ``signals``,
+    """Each scored question of an eval run (a stopped one's finished questions) with its signals: ``id``, ``conversation``, ``expected``, ``signals``,
     ``rules`` (the rules' route on the same signals) and ``route`` (what the run did).
 
     Raises:
         DataError: The run recorded no signals (it ran with ``askfirst.policy=rules``, or is not an askfirst eval run).
     """
     records = read_finished(run_dir / PREDICTIONS_FILE)
+    if (run_dir / "scores.jsonl").exists():
+        scores = read_scores(run_dir)
+    else:  # a run stopped before its end: its finished questions, scored as it would have
+        from askfirst.evaluation.pooled_runs import pooled_run
+
+        scores = pooled_run([run_dir]).scores
     rows = []
-    for score in read_scores(run_dir):
+    for score in scores:
         extras = (records.get(score["id"]) or {}).get("extras") or {}
         if extras.get("signals") is None:
             continue

@@ -120,9 +120,9 @@ RANKING_METRICS = ("ranking_recall@10", "ranking_ndcg@5")
 def per_collection(scores: list[dict]) -> dict:
     """Ranking metrics per collection, and their unweighted mean over collections (``unweighted_collection_mean_*``).
 
-    MTRAG's own figure weights each collection by its number of queries, which is the plain mean over all
-    scored questions: the summary's ``ranking_recall@10`` / ``ranking_ndcg@5``. Returns an empty dict when the
-    questions carry no ``collection``.
+    The summary's ``ranking_recall@10`` / ``ranking_ndcg@5`` are plain means over the scored questions; MTRAG's own
+    script weights collections by all their records (``mtrag_retrieval.official_retrieval``, reported beside them).
+    Returns an empty dict when the questions carry no ``collection``.
     """
     groups: dict[str, list[dict]] = defaultdict(list)
     for s in scores:
