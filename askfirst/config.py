@@ -70,8 +70,19 @@ class RetrieverConfig(ConfigSection):
     store_memory: Literal["cold", "warm"] = Field(
         "cold", description="qdrant-edge: 'cold' memory-maps a new collection's indexes (opens fast), 'warm' reads them in on open; "
         "fixed when the collection is built.")
-    embedding_model: str = Field("all-MiniLM-L6-v2", description="The sentence-transformers model that embeds passages and queries.",
+    embedding_model: str = Field("all-MiniLM-L6-v2", description="What embeds passages and queries: a packaged or local "
+                                 "sentence-transformers model, or a litellm embedding model string (e.g. openai/text-embedding-3-small).",
                                  **operator_only())
+    embedding_device: Literal["auto", "cpu", "cuda", "mps"] = Field(
+        "auto", description="Where a local embedding model runs; auto takes a GPU (CUDA, then Apple's MPS) when there is one.",
+        **operator_only())
+    embedding_api_base: str | None = Field(None, description="An embedding server's URL (TEI, vLLM, Infinity, any /v1/embeddings), "
+                                           "reached through litellm.", **operator_only())
+    embedding_api_key_env: str | None = Field(None, description="The environment variable holding the embedding server's key.",
+                                              **operator_only())
+    embedding_concurrency: int = Field(8, ge=1, le=256, description="Embedding requests in flight at once against a server.")
+    embedding_timeout: float = Field(60.0, gt=0, description="Seconds one embedding request may take before it is retried.")
+    embedding_retries: int = Field(3, ge=0, le=10, description="Extra attempts of a failed embedding request, with exponential backoff.")
     mode: Literal["hybrid", "bm25", "dense"] = Field("hybrid", description="Search BM25 and dense embeddings fused by RRF, or one of them.")
     lexical: LexicalKind = Field(
         "auto", description="BM25 engine: the sparse vectors in Qdrant, an on-disk bm25s index, or rank-bm25 in memory; "

@@ -12,7 +12,7 @@ from askfirst.datasets.splits import configured_corpus
 from askfirst.lm.factory import configure_dspy
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import build_program, get_spec
-from askfirst.retrieval.embedder import get_embedder
+from askfirst.retrieval.embedder import embedder_for
 from askfirst.retrieval.factory import index_corpus, open_retriever, open_store
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport
@@ -51,7 +51,7 @@ def open_session(config: AskFirstConfig, *, update_index: bool = True, progress=
         if update_index and spec.prepare_index is not None:
             augmented = spec.prepare_index(config, store, docs=docs, progress=augment_progress)
         retriever = open_retriever(config, store)
-        resources = Resources(retriever=retriever, store=store, embedder=get_embedder(config.retriever.embedding_model), lms={"lm": lm})
+        resources = Resources(retriever=retriever, store=store, embedder=embedder_for(config.retriever), lms={"lm": lm})
         program = build_program(config, resources)
     except BaseException:
         store.close()

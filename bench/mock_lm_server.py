@@ -1,4 +1,8 @@
-"""A mock OpenAI-compatible LM server on 127.0.0.1 with a fixed latency per call, for measuring askfirst itself.
+"""A mock OpenAI-compatible LM and embedding server on 127.0.0.1 with a fixed latency per call, for measuring askfirst itself.
+
+Every ``/v1/embeddings`` request sleeps ``--latency`` seconds whatever its batch size, then answers a deterministic unit
+vector of ``--dim`` numbers per input (seeded by the text), so a bench's ceiling is batch size x requests in flight /
+latency.
 
 Every ``/v1/chat/completions`` request sleeps ``--latency`` seconds (concurrently, one thread per request, like a
 server that batches), then answers valid JSON for the DSPy Signature its system prompt describes
@@ -13,6 +17,7 @@ the loopback address only and stops on SIGTERM / Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import threading
 import time
@@ -28,8 +33,18 @@ def _text(content) -> str:
     return content or ""
 
 
+def mock_vector(text: str, dim: int) -> list[float]:
+    """A deterministic unit vector for ``text`` (the same text, the same vector)."""
+    import numpy as np
+
+    seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+    v = np.random.default_rng(seed).standard_normal(dim)
+    return (v / np.linalg.norm(v)).round(6).tolist()
+
+
 class MockLM(BaseHTTPRequestHandler):
     latency = 0.3
+    dim = 384
     calls = 0
     _lock = threading.Lock()
 
@@ -57,6 +72,13 @@ class MockLM(BaseHTTPRequestHandler):
         with MockLM._lock:
             MockLM.calls += 1
         time.sleep(self.latency)
+        if self.path.rstrip("/").endswith("/embeddings"):
+            inputs = request.get("input") or []
+            inputs = [inputs] if isinstance(inputs, str) else inputs
+            self._send(200, {"object": "list", "model": request.get("model", "mock"),
+                             "data": [{"object": "embedding", "index": i, "embedding": mock_vector(str(t), self.dim)} for i, t in enumerate(inputs)],
+                             "usage": {"prompt_tokens": sum(len(str(t)) // 4 + 1 for t in inputs), "total_tokens": 0}})
+            return
         messages = request.get("messages") or []
         system = "".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
@@ -68,8 +90,8 @@ class MockLM(BaseHTTPRequestHandler):
                          "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
 
 
-def serve(port: int, latency: float) -> ThreadingHTTPServer:
-    MockLM.latency = latency
+def serve(port: int, latency: float, dim: int = 384) -> ThreadingHTTPServer:
+    MockLM.latency, MockLM.dim = latency, dim
     server = ThreadingHTTPServer(("127.0.0.1", port), MockLM)
     server.daemon_threads = True
     return server
@@ -79,8 +101,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.3, help="seconds per call")
+    parser.add_argument("--dim", type=int, default=384, help="the embeddings' dimension")
     args = parser.parse_args()
-    server = serve(args.port, args.latency)
+    server = serve(args.port, args.latency, args.dim)
     print(f"listening on http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
     try:
         server.serve_forever()

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import dspy
 
-from askfirst.evaluation.policy_cv import cross_validate, policy_questions
+from askfirst.evaluation.policy_cv import cross_validate, fit_rows, policy_questions
 from askfirst.evaluation.runner import run_eval
-from askfirst.programs.askfirst.policy import fit_policy
 from askfirst.run_dir import write_atomic
 
 SIGNALS_DIR = "signals"  # the compile run's eval of its questions, with their signals
@@ -20,7 +19,7 @@ CV_FILE = "policy_cv.json"
 logger = logging.getLogger(__name__)
 
 
-def fit_route_policy(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Path, folds: int = 5, C: float = 1.0,
+def fit_route_policy(program: dspy.Module, examples: list[dspy.Example], *, run_dir: Path, folds: int = 5,
                      seed: int = 0, threads: int = 1) -> dict:
     """Record ``program``'s signals on ``examples``, fit its route policy on all of them (set on ``program``) and return
     the k-fold cross-validation by conversation, which is also written to ``run_dir/policy_cv.json``.
@@ -35,8 +34,8 @@ def fit_route_policy(program: dspy.Module, examples: list[dspy.Example], *, run_
              on_question=lambda i, n, rec: logger.info("signals %d/%d: %s", i, n, rec["id"]))
     rows = policy_questions(signals_dir)
     conversations = len({r["conversation"] for r in rows})
-    report = cross_validate(rows, folds=min(folds, conversations), seed=seed, C=C)
-    program.route_policy = fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C)
+    report = cross_validate(rows, folds=min(folds, conversations), seed=seed)
+    program.route_policy = fit_rows(rows, seed=seed)
     report["policy"] = {"fitted_on": program.route_policy.fitted_on, "weights": program.route_policy.weights()}
     write_atomic(run_dir / CV_FILE, json.dumps(report, indent=2) + "\n")
     return report

@@ -42,7 +42,7 @@ class Embedder:
     """Normalised embeddings, so a dot product is the cosine similarity. Calls are serialised (one model, and
     the torch thread count is set per call)."""
 
-    def __init__(self, model_name: str = "all-MiniLM-L6-v2"):
+    def __init__(self, model_name: str = "all-MiniLM-L6-v2", *, device: str = "cpu"):
         import torch
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
@@ -51,7 +51,8 @@ class Embedder:
         self._lock = threading.Lock()
         self._threads = torch.get_num_threads()
         self.model_name = model_name
-        self._model = SentenceTransformer(str(resolve_model_dir(model_name)), device="cpu")
+        self.device = resolve_device(device)
+        self._model = SentenceTransformer(str(resolve_model_dir(model_name)), device=self.device)
         self.dim = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension") else self._model.get_sentence_embedding_dimension())
 
     def embed(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
@@ -68,7 +69,46 @@ class Embedder:
                 torch.set_num_threads(self._threads)
 
 
+def resolve_device(device: str) -> str:
+    """``auto`` as the first of CUDA, Apple's MPS and the CPU that this machine has; any other value as given."""
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    return "mps" if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available() else "cpu"
+
+
+def is_endpoint_model(name: str, api_base: str | None = None) -> bool:
+    """Whether ``name`` is served by an embedding server (an ``api_base``, or a litellm provider prefix such as
+    ``openai/``) rather than loaded locally."""
+    if api_base:
+        return True
+    if name in PACKAGED_MODELS or Path(name).expanduser().is_dir():
+        return False
+    import litellm
+
+    return name.split("/", 1)[0] in {str(getattr(p, "value", p)) for p in litellm.provider_list}
+
+
 @lru_cache(maxsize=4)
-def get_embedder(model_name: str = "all-MiniLM-L6-v2") -> Embedder:
-    """One loaded model per process and name (loading costs ~0.3 s and ~90 MB)."""
-    return Embedder(model_name)
+def get_embedder(model_name: str = "all-MiniLM-L6-v2", device: str = "cpu"):
+    """One loaded model per process, name and device (loading costs ~0.3 s and ~90 MB)."""
+    return Embedder(model_name, device=device)
+
+
+@lru_cache(maxsize=8)
+def _endpoint(model: str, api_base: str | None, api_key_env: str | None, concurrency: int, timeout: float, retries: int):
+    from askfirst.retrieval.endpoint_embedder import EndpointEmbedder
+
+    return EndpointEmbedder(model, api_base=api_base, api_key_env=api_key_env, concurrency=concurrency, timeout=timeout, retries=retries)
+
+
+def embedder_for(retriever) -> Embedder:
+    """The embedder a ``retriever`` config section names: a local model on its device, or an embedding server."""
+    r = retriever
+    if is_endpoint_model(r.embedding_model, r.embedding_api_base):
+        return _endpoint(r.embedding_model, r.embedding_api_base, r.embedding_api_key_env, r.embedding_concurrency,
+                         r.embedding_timeout, r.embedding_retries)
+    return get_embedder(r.embedding_model, r.embedding_device)

@@ -9,7 +9,7 @@ from pathlib import Path
 from askfirst.config import AskFirstConfig
 from askfirst.datasets.corpus import Document, resolve_corpus_path
 from askfirst.datasets.splits import configured_corpus, question_selection
-from askfirst.retrieval.embedder import get_embedder
+from askfirst.retrieval.embedder import embedder_for
 from askfirst.retrieval.hybrid import HybridRetriever
 from askfirst.retrieval.indexer import IndexReport, build_index
 from askfirst.retrieval.lexical import open_lexical
@@ -46,7 +46,7 @@ def open_store(config: AskFirstConfig, *, rebuild_old_layout: bool = False) -> P
     """The configured collection: on a server (``qdrant_url``), else in the embedded store ``retriever.embedded`` names
     (``rebuild_old_layout``: ``askfirst index`` rebuilds a collection of an older layout)."""
     r = config.retriever
-    embedder = get_embedder(r.embedding_model)
+    embedder = embedder_for(r)
     if r.embedded == "qdrant-edge" and not r.qdrant_url:
         from askfirst.retrieval.edge_store import EdgeStore
 
@@ -69,7 +69,7 @@ def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Docu
     """Bring the store up to date with ``docs`` (default: the configured corpus)."""
     r = config.retriever
     return build_index(
-        docs if docs is not None else configured_corpus(config), store, get_embedder(r.embedding_model),
+        docs if docs is not None else configured_corpus(config), store, embedder_for(r),
         chunk_words=r.chunk_words, overlap_sentences=r.chunk_overlap_sentences, batch_size=r.batch_size, prune=prune, progress=progress,
     )
 
@@ -77,4 +77,4 @@ def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Docu
 def open_retriever(config: AskFirstConfig, store: PassageStore, *, say=None) -> HybridRetriever:
     r = config.retriever
     lexical = None if r.mode == "dense" else open_lexical(r.lexical, store, folder=bm25s_folder(config, store.collection), say=say)
-    return HybridRetriever(store, get_embedder(r.embedding_model), lexical=lexical, mode=r.mode, per_retriever_k=r.per_retriever_k, rrf_k=r.rrf_k)
+    return HybridRetriever(store, embedder_for(r), lexical=lexical, mode=r.mode, per_retriever_k=r.per_retriever_k, rrf_k=r.rrf_k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from askfirst.datasets.corpus import Document
@@ -40,8 +41,8 @@ def build_index(
 ) -> IndexReport:
     """Bring ``store`` up to date with ``docs``.
 
-    Every batch is written before the next is embedded, so an interrupted build keeps all finished
-    batches, and running again embeds only what is missing or whose text changed.
+    Batches are written as they are embedded (the next group embedded while one is written), so an interrupted build
+    keeps every finished batch, and running again embeds only what is missing or whose text changed.
 
     Args:
         prune: Also delete stored passages that no longer come from ``docs``.
@@ -60,11 +61,24 @@ def write_passages(passages: list[Passage], store: PassageStore, embedder: Embed
     updated = sum(1 for p in todo if p.passage_id in stored)
     if todo:  # BM25's average length, fixed on a collection's first build from everything it is built from, not one batch
         store.fix_bm25_avg_len(passages)
-    for i in range(0, len(todo), batch_size):
-        batch = todo[i : i + batch_size]
-        store.upsert(batch, embedder.embed([f"{p.title}\n{p.text}" for p in batch], batch_size=batch_size))
-        if progress:
-            progress(min(i + batch_size, len(todo)), len(todo))
+    # A group is what the embedder has in flight at once (an endpoint's concurrency x batch_size, else one batch); the
+    # next group is embedded while this one is written, so the embedder waits on no write.
+    group = batch_size * getattr(embedder, "concurrency", 1)
+    groups = [todo[i : i + group] for i in range(0, len(todo), group)]
+
+    def embed(passages: list[Passage]):
+        return embedder.embed([f"{p.title}\n{p.text}" for p in passages], batch_size=batch_size)
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-embed") as pool:
+        pending = pool.submit(embed, groups[0]) if groups else None
+        for n, chunk in enumerate(groups):
+            vectors = pending.result()
+            pending = pool.submit(embed, groups[n + 1]) if n + 1 < len(groups) else None
+            store.upsert(chunk, vectors)  # one write a group (a write's cost is mostly per call): the unit a resume keeps
+            done += len(chunk)
+            if progress:
+                progress(done, len(todo))
     removed = 0
     if prune:
         keep = {p.passage_id for p in passages}

@@ -12,7 +12,18 @@ policy_app = typer.Typer(no_args_is_help=True, help="The askfirst program's rout
                                                     "askfirst.policy=fitted recorded (no LM calls).")
 
 RunsArg = Annotated[list[Path], typer.Argument(help="Eval run folders whose questions recorded signals (askfirst.policy=fitted).")]
-COption = Annotated[float, typer.Option("--C", help="The logistic regression's inverse regularisation strength (not searched).")]
+COption = Annotated[float | None, typer.Option("--C", help="The logistic regression's inverse regularisation strength, with the "
+                                                             "signal set --signals; default: both chosen by inner folds of the "
+                                                             "training questions only.")]
+SignalsOption = Annotated[str, typer.Option("--signals", help="With --C: 'signals', or 'signals+rules' (the rules' route as a signal too).")]
+
+
+def _settings(C: float | None, signals: str):
+    from askfirst.programs.askfirst.signals import SIGNAL_SETS
+
+    if signals not in SIGNAL_SETS:
+        raise typer.BadParameter(f"--signals is one of {', '.join(SIGNAL_SETS)}")
+    return None if C is None else (C, signals)
 
 
 def _rows(runs: list[Path]) -> list[dict]:
@@ -43,13 +54,14 @@ def _print_comparison(result: dict, *, title: str, first: str = "fitted") -> Non
 
 @policy_app.command("cv")
 def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversations.")] = 5,
-       seed: Annotated[int, typer.Option(help="Shuffles the conversations into folds.")] = 0, C: COption = 1.0,
+       seed: Annotated[int, typer.Option(help="Shuffles the conversations into folds.")] = 0, C: COption = None,
+       signals: SignalsOption = "signals",
        out: Annotated[Path | None, typer.Option(help="Write the report (every held-out route too) as JSON here.")] = None) -> None:
     """K-fold cross-validation by conversation: a policy fitted on k-1 folds routes the fold it never saw, beside the
     rules' routes on the same signals."""
     from askfirst.evaluation.policy_cv import cross_validate
 
-    result = cross_validate(_rows(runs), folds=folds, seed=seed, C=C)
+    result = cross_validate(_rows(runs), folds=folds, seed=seed, settings=_settings(C, signals))
     _print_comparison(result, title=f"held-out routes, {folds} folds by conversation ({result['conversations']} conversations)")
     if out:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
@@ -58,20 +70,21 @@ def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversa
 @policy_app.command("fit")
 def fit(runs: RunsArg, out: Annotated[Path, typer.Option(help="Folder to write program.json to (a compiled program, for program.compiled).")],
         program: Annotated[Path | None, typer.Option(help="A compiled program whose prompts and demos to keep beside the policy.")] = None,
-        C: COption = 1.0) -> None:
+        C: COption = None, signals: SignalsOption = "signals") -> None:
     """Fit the route policy on every question of the runs and write it as a compiled program (plain JSON)."""
     from askfirst.cli.render import console
     from askfirst.optimizers.compile import PROGRAM_FILE, program_state_path
-    from askfirst.programs.askfirst.policy import POLICY_KEY, fit_policy
+    from askfirst.evaluation.policy_cv import fit_rows
+    from askfirst.programs.askfirst.policy import POLICY_KEY
     from askfirst.run_dir import write_atomic
 
     rows = _rows(runs)
-    policy = fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C)
+    policy = fit_rows(rows, settings=_settings(C, signals))
     state = json.loads(program_state_path(program).read_text(encoding="utf-8")) if program else {}
     state[POLICY_KEY] = policy.to_json()
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / PROGRAM_FILE, json.dumps(state, indent=2) + "\n")
-    console.print(f"fitted on {len(rows)} questions {policy.fitted_on}; wrote {out / PROGRAM_FILE} "
+    console.print(f"fitted on {len(rows)} questions {policy.fitted_on} (C {policy.C}, {len(policy.features)} signals); wrote {out / PROGRAM_FILE} "
                   f"(use it with --set program.compiled={out} --set askfirst.policy=fitted)")
     for route, weights in policy.weights().items():
         top = sorted(weights.items(), key=lambda kv: -abs(kv[1]))[:5]

@@ -17,6 +17,7 @@ from askfirst.datasets.errors import DataError
 from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores
 from askfirst.evaluation.stats import paired_bootstrap, proportion_ci
 from askfirst.programs.askfirst.policy import ROUTES, PolicyError, RoutePolicy, fit_policy
+from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules
 
 
 def policy_questions(run_dir: Path) -> list[dict]:
@@ -38,8 +39,9 @@ def policy_questions(run_dir: Path) -> list[dict]:
         extras = (records.get(score["id"]) or {}).get("extras") or {}
         if extras.get("signals") is None:
             continue
+        signals = with_rules(extras["signals"], extras["rules_route"])  # a run recorded before the rules were a signal too
         rows.append({"id": score["id"], "conversation": score.get("conversation") or score["id"], "expected": score["expected_route"],
-                     "signals": extras["signals"], "rules": extras["rules_route"], "route": score["route"]})
+                     "signals": signals, "rules": extras["rules_route"], "route": score["route"]})
     if not rows:
         raise DataError(f"{run_dir}: no question with recorded signals; run `askfirst eval --set askfirst.policy=fitted` first")
     return rows
@@ -70,21 +72,63 @@ def _per_route(expected: list[str], taken: list[str]) -> dict[str, dict]:
     return out
 
 
-def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, C: float = 1.0) -> dict:
+C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)  # what select_settings chooses C from
+Settings = tuple[float, str]  # (C, a name of signals.SIGNAL_SETS)
+
+
+def select_settings(rows: list[dict], *, folds: int = 3, seed: int = 0, grid: tuple[float, ...] = C_GRID) -> Settings:
+    """The regularisation strength and signal set with the best macro accuracy (the mean of per-route accuracies) over
+    ``folds`` inner folds of ``rows`` by conversation: chosen on these rows only, never on a fold a figure is reported
+    on. Ties go to the smaller C and the first set; with too few conversations for inner folds, ``(1.0, "signals")``."""
+    default: Settings = (1.0, "signals")
+    if len({r["conversation"] for r in rows}) < folds:
+        return default
+    inner = conversation_folds(rows, folds=folds, seed=seed)
+    expected = [r["expected"] for r in rows]
+    best, best_score = default, -1.0
+    for name in SIGNAL_SETS:
+        for C in grid:
+            try:
+                taken = _held_out(rows, inner, C=C, features=name)
+            except PolicyError:  # an inner training fold with one route
+                return default
+            score = float(np.mean([v["share"] for v in _per_route(expected, taken).values()]))
+            if score > best_score + 1e-9:
+                best, best_score = (C, name), score
+    return best
+
+
+def _held_out(rows: list[dict], folds: list[np.ndarray], *, C: float, features: str) -> list[str]:
+    """Each row's route by a policy fitted on the other folds."""
+    taken: list[str] = [""] * len(rows)
+    for test in folds:
+        held = set(test.tolist())
+        train = [r for i, r in enumerate(rows) if i not in held]
+        policy = fit_policy([r["signals"] for r in train], [r["expected"] for r in train], C=C, features=SIGNAL_SETS[features])
+        for i in test:
+            taken[i] = policy.route(rows[i]["signals"])[0]
+    return taken
+
+
+def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings: Settings | None = None) -> dict:
     """Held-out routes of a policy fitted fold by fold, and the rules' routes on the same questions: each one's route
-    accuracy, per-route accuracy (Wilson CIs), macro accuracy and the paired bootstrap of the difference."""
+    accuracy, per-route accuracy (Wilson CIs), macro accuracy and the paired bootstrap of the difference. With
+    ``settings`` None each outer fold's C and signal set are chosen by ``select_settings`` on its training questions alone."""
     fold_of = conversation_folds(rows, folds=folds, seed=seed)
-    predicted: list[str | None] = [None] * len(rows)
+    predicted: list[str] = [""] * len(rows)
+    chosen = []
     for test in fold_of:
         held = set(test.tolist())
         train = [r for i, r in enumerate(rows) if i not in held]
+        C, features = select_settings(train, seed=seed) if settings is None else settings
+        chosen.append({"C": C, "signals": features})
         try:
-            policy = fit_policy([r["signals"] for r in train], [r["expected"] for r in train], C=C)
+            policy = fit_policy([r["signals"] for r in train], [r["expected"] for r in train], C=C, features=SIGNAL_SETS[features])
         except PolicyError as exc:  # a training fold with one route: say so rather than guess
             raise DataError(f"a training fold cannot be fitted ({exc}); use fewer folds") from None
         for i in test:
             predicted[i] = policy.route(rows[i]["signals"])[0]
-    return {"folds": folds, "seed": seed, "C": C, **_comparison(rows, predicted, "fitted"),
+    return {"folds": folds, "seed": seed, "settings_per_fold": chosen, **_comparison(rows, predicted, "fitted"),
             "held_out": [{"id": r["id"], "expected": r["expected"], "fitted": p, "rules": r["rules"]} for r, p in zip(rows, predicted)]}
 
 
@@ -115,8 +159,8 @@ def _confusion(expected: list[str], taken: list[str]) -> dict[str, dict[str, int
     return {e: dict(sorted(c.items())) for e, c in sorted(table.items())}
 
 
-def fit_on_run(run_dir: Path, *, C: float = 1.0) -> RoutePolicy:
-    """The policy fitted on every question of an eval run with recorded signals (what a shipped program uses; its expected
-    accuracy is the cross-validated one)."""
-    rows = policy_questions(run_dir)
-    return fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C)
+def fit_rows(rows: list[dict], *, settings: Settings | None = None, seed: int = 0) -> RoutePolicy:
+    """The policy fitted on every row (what a shipped program uses; its expected accuracy is the cross-validated one),
+    with ``settings`` chosen by ``select_settings`` on the same rows when not given."""
+    C, features = select_settings(rows, seed=seed) if settings is None else settings
+    return fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C, features=SIGNAL_SETS[features])

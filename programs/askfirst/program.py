@@ -203,10 +203,11 @@ class AskFirstProgram(dspy.Module):
         assessed = self._assess(query, history, state, state["evidence"], top_cosine=extras["top_cosine"], gate=False)
         extras["gated"] = self.gated(extras["top_cosine"])
         options = self._ambiguous(query, history, state) if self.config.ambiguity != "off" and state["evidence"] else None
-        extras["signals"] = record_signals(extras, question=question, turn_index=state["turn_index"], evidence=len(state["evidence"]))
         extras["rules_route"] = rules_route(extras, label="UNANSWERABLE" if extras["gated"] else state["label"], follow_up=bool(history), config=self.config,
                                             assessed=self.program_config.unanswerable_route if extras["gated"] else assessed,
                                             unanswerable_route=self.program_config.unanswerable_route)
+        extras["signals"] = record_signals(extras, question=question, turn_index=state["turn_index"], evidence=len(state["evidence"]),
+                                           rules_route=extras["rules_route"])
         route = extras["rules_route"]
         if self.route_policy is not None:
             route, extras["route_probabilities"] = self.route_policy.route(extras["signals"])

@@ -32,15 +32,26 @@ FEATURES: dict[str, str] = {
     "form_how_to": "1 when the question asks how to do something, else 0.",
     "form_yes_no": "1 when the question is a yes/no question, else 0.",
     "no_evidence": "1 when nothing was retrieved, else 0.",
+    **{f"rules_{route}": f"1 when the hand-set rules, over these signals, route to {route}, else 0."
+       for route in ("answer", "partial", "clarify", "idk")},
 }
+SIGNAL_SETS = {  # the feature sets a fit chooses between (on training folds)
+    "signals": tuple(f for f in FEATURES if not f.startswith("rules_")),
+    "signals+rules": tuple(FEATURES),
+}
+
+
+def with_rules(signals: dict[str, float], rules_route: str) -> dict[str, float]:
+    """``signals`` with the rules' route as four indicators (``rules_<route>``)."""
+    return signals | {f"rules_{route}": float(route == rules_route) for route in ("answer", "partial", "clarify", "idk")}
 
 
 def _clip(value: float, low: float, high: float) -> float:
     return float(min(max(value, low), high))
 
 
-def record_signals(extras: dict, *, question: str, turn_index: int, evidence: int) -> dict[str, float]:
-    """The signals of one question from what its stages recorded in ``extras`` (the reply's extras)."""
+def record_signals(extras: dict, *, question: str, turn_index: int, evidence: int, rules_route: str) -> dict[str, float]:
+    """The signals of one question from what its stages recorded in ``extras`` (the reply's extras) and the rules' route."""
     switch, absent, ambiguity = extras.get("topic_switch") or {}, extras.get("absent_terms") or {}, extras.get("ambiguity") or {}
     parts = absent.get("parts") or []
     dist = extras.get("label_distribution") or {}
@@ -71,5 +82,6 @@ def record_signals(extras: dict, *, question: str, turn_index: int, evidence: in
         "form_yes_no": float(form == "yes/no"),
         "no_evidence": float(evidence == 0),
     }
+    signals = with_rules(signals, rules_route)
     assert set(signals) == set(FEATURES), "signals.FEATURES and record_signals must name the same signals"
     return signals

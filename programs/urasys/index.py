@@ -13,7 +13,7 @@ from askfirst.datasets.splits import configured_corpus
 from askfirst.lm.call_counter import counting_lm_calls
 from askfirst.lm.factory import build_lm
 from askfirst.retrieval.augmented_index import LEDGER_FILE, AugmentReport, augment_corpus
-from askfirst.retrieval.embedder import get_embedder
+from askfirst.retrieval.embedder import embedder_for
 from askfirst.retrieval.factory import collection_name
 from askfirst.retrieval.indexer import IndexReport, write_passages
 from askfirst.retrieval.qdrant_store import PassageStore
@@ -71,7 +71,7 @@ def augment_index(config: AskFirstConfig, store: PassageStore, *, docs: list[Doc
 
     u, retries = config.urasys, config.lm.parse_retries
     docs = docs if docs is not None else configured_corpus(config)
-    embedder = get_embedder(config.retriever.embedding_model)
+    embedder = embedder_for(config.retriever)
     chunker = SemanticChunker(embedder.embed, percentile=u.break_percentile, min_chars=u.chunk_min_chars, max_chars=u.chunk_max_chars)
     settings = json.dumps({"lm": (u.indexing_lm or config.lm).model, "m": u.faqs_per_chunk, "k": u.paraphrases, "percentile": u.break_percentile,
                            "chars": [u.chunk_min_chars, u.chunk_max_chars]}, sort_keys=True)

@@ -1,0 +1,114 @@
+"""``askfirst index`` against a mock embedding server: passages/s beside the server's own ceiling, CPU, RSS, resume.
+
+A mock OpenAI-compatible ``/v1/embeddings`` server on 127.0.0.1 (``bench/mock_lm_server.py``) answers every request
+after ``--latency`` seconds with deterministic vectors, so its ceiling is batch size x requests in flight / latency.
+For each size a synthetic corpus of that many one-passage documents is indexed by ``askfirst index`` in a child
+process (a fresh store each time), which reports wall time, askfirst's CPU seconds per 1,000 passages and peak RSS;
+``--kill-after S`` kills a second build S seconds in and times its resume.
+
+    .venv/bin/python bench/index_bench.py --sizes 10000 100000 --latency 0.05 --batch 64 --concurrency 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mock_lm_server import serve  # noqa: E402
+
+WORDS = ("river bank loan rate policy fee tuition harbor engine protein orbit court tax permit salary museum vaccine "
+         "season index fund grant lease climate energy route transit archive library garden").split()
+
+
+def write_corpus(path: Path, n: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            text = " ".join(rng.choice(WORDS) for _ in range(60)) + "."
+            f.write(json.dumps({"_id": f"d{i}", "title": f"Document {i}", "text": text}) + "\n")
+
+
+def index_command(config: Path) -> list[str]:
+    return [str(Path(sys.executable).with_name("askfirst")), "index", "--config", str(config)]
+
+
+def run_child(command: list[str], env: dict, *, kill_after: float | None = None) -> dict:
+    """Run ``command``; its wall time, and (from the kernel's accounting of waited-for children) CPU and peak RSS."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if kill_after is not None:
+        try:
+            child.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGKILL)
+    out, _ = child.communicate()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"seconds": time.perf_counter() - start, "rc": child.returncode, "output": out,
+            "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), "max_rss_mb": after.ru_maxrss / 1024}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000])
+    parser.add_argument("--latency", type=float, default=0.05, help="the mock's seconds per request")
+    parser.add_argument("--batch", type=int, default=64, help="passages per request (retriever.batch_size)")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (retriever.embedding_concurrency)")
+    parser.add_argument("--kill-after", type=float, default=None, help="also kill a build this many seconds in and time its resume")
+    parser.add_argument("--folder", type=Path, default=None, help="where stores and corpora go (default: a temporary folder)")
+    args = parser.parse_args(argv)
+
+    server = serve(0, args.latency)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    ceiling = args.batch * args.concurrency / args.latency
+    env = os.environ | {"BENCH_EMBED_KEY": "unused"}
+    folder = args.folder or Path(tempfile.mkdtemp(prefix="index-bench-"))
+    print(f"mock embedding server {base}: {args.latency * 1000:.0f} ms a request, ceiling {ceiling:,.0f} passages/s "
+          f"({args.batch} x {args.concurrency} / {args.latency} s); stores in {folder}")
+    print("| passages | seconds indexing of the command's | passages/s indexing | share of ceiling | askfirst CPU s / 1,000 passages | peak RSS MB | resume after kill |")
+    print("|---|---|---|---|---|---|---|")
+    for n in args.sizes:
+        corpus, config = folder / f"corpus-{n}.jsonl", folder / f"config-{n}.yaml"
+        write_corpus(corpus, n)
+        settings = {"runs_dir": str(folder / f"runs-{n}"), "data": {"corpus": str(corpus), "collection": f"bench_{n}"},
+                    "retriever": {"embedding_model": "openai/mock-embedding", "embedding_api_base": base,
+                                  "embedding_api_key_env": "BENCH_EMBED_KEY", "batch_size": args.batch,
+                                  "embedding_concurrency": args.concurrency},
+                    "tracking": {"enabled": False}}
+        config.write_text(json.dumps(settings), encoding="utf-8")  # JSON is YAML
+        full = run_child(index_command(config), env)
+        if full["rc"] != 0:
+            print(full["output"][-2000:])
+            return 1
+        resume = "-"
+        if args.kill_after is not None:
+            second = folder / f"config-{n}-resume.yaml"
+            settings["runs_dir"] = str(folder / f"runs-{n}-resume")
+            second.write_text(json.dumps(settings), encoding="utf-8")
+            run_child(index_command(second), env, kill_after=args.kill_after)
+            again = run_child(index_command(second), env)
+            resume = f"{again['seconds']:.1f} s (rc {again['rc']})"
+        found = re.search(r"removed in ([0-9.]+)s", full["output"])
+        indexing = float(found.group(1)) if found else full["seconds"]  # chunk, embed, write (askfirst index's own figure)
+        rate = n / indexing
+        print(f"| {n:,} | {indexing:.1f} of {full['seconds']:.1f} | {rate:,.0f} | {rate / ceiling:.2f} | {full['cpu'] / n * 1000:.2f} | "
+              f"{full['max_rss_mb']:.0f} | {resume} |")
+    server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
