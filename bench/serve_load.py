@@ -69,7 +69,7 @@ def _request(url: str, kind: str) -> tuple[str, int, float]:
         return kind, -1, time.perf_counter() - started
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=6)
@@ -105,6 +105,7 @@ def main() -> None:
             for r in range(args.rounds):  # round by round, so the RSS after each shows whether it levels off
                 results += pool.map(lambda kind: _request(url, kind), jobs[r * args.clients:(r + 1) * args.clients])
                 rss_rounds.append(_rss_mb(server.pid))
+                print(f"round {r + 1}/{args.rounds}: {time.perf_counter() - started:.0f} s, server RSS {rss_rounds[-1]:.0f} MB", flush=True)
         wall = time.perf_counter() - started
         rss_after = _rss_mb(server.pid)
         stop = time.perf_counter()
@@ -125,12 +126,17 @@ def main() -> None:
         print(f"| {kind} | {sum(k == kind for k, _, _ in results)} | {', '.join(map(str, codes))} |")
     print(f"\nvalid answered: {len(valid)}/{sum(k == 'valid' for k, _, _ in results)}; bad requests given a 4xx: "
           f"{sum(400 <= c < 500 for _, c in bad)}/{len(bad)}")
-    print(f"valid latency p50 {statistics.median(valid):.2f} s, p95 {statistics.quantiles(valid, n=20)[18]:.2f} s")
+    if len(valid) >= 2:
+        print(f"valid latency p50 {statistics.median(valid):.2f} s, p95 {statistics.quantiles(valid, n=20)[18]:.2f} s")
     tenth = max(1, len(rss_rounds) // 10)
     print("server RSS (MB) after every " + (f"{tenth} rounds" if tenth > 1 else "round") + ": " + ", ".join(f"{v:.0f}" for v in rss_rounds[tenth - 1::tenth]))
     print(f"server RSS {rss_before:.0f} MB before, {rss_after:.0f} MB after; stopped {stop:.1f} s after SIGTERM (exit code {server.returncode})")
+    failed = sum(k == "valid" for k, _, _ in results) - len(valid) + sum(not 400 <= c < 500 for _, c in bad)
+    if failed:  # a valid request not answered, or a bad one not refused, is the bench failing, not a figure
+        print(f"FAILED: {failed} request(s) did not get the status they should")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
-    main()
+    sys.exit(main())

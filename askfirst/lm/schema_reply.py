@@ -27,7 +27,7 @@ def placeholder(type_text: str):
     if type_text.startswith("Literal["):
         quoted = re.findall(r"'([^']*)'", type_text)
         return quoted[0] if quoted else int(re.findall(r"-?\d+", type_text)[0])
-    if type_text.startswith(("list", "List", "QueryList", "NoteList", "IdList", "OptionList", "OneQuery")):
+    if type_text.startswith(("list", "List", "OneQuery")) or type_text.split("[")[0].endswith("List"):  # QueryList, PassageAnswerList, ...
         return []
     if type_text == "float":
         return 0.5
