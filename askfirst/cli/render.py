@@ -13,8 +13,20 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 progress_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
+_index_started: dict[int, float] = {}  # when the build of ``todo`` passages printed first (its rate and ETA are from then)
+
+
 def index_progress(done: int, todo: int) -> None:
-    progress_console.print(f"  indexing: embedded {done}/{todo}")
+    """One line per written group: passages embedded, their rate so far, and the time left at that rate."""
+    import time
+
+    now = time.perf_counter()
+    started = _index_started.setdefault(todo, now)
+    rate = done / (now - started) if now > started else 0.0
+    eta = f", {(todo - done) / rate / 60:.1f} min left" if rate and done < todo else ""
+    progress_console.print(f"  indexing: embedded {done}/{todo}" + (f" ({rate:,.0f} passages/s{eta})" if rate else ""))
+    if done >= todo:
+        _index_started.pop(todo, None)
 
 
 def augment_progress(done: int, total: int, unit: str) -> None:
