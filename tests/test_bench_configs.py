@@ -10,7 +10,7 @@ import pytest
 
 from askfirst.ablation import load_spec
 from askfirst.cli.options import resolve
-from askfirst.config import load_config
+from askfirst.config import load_config, config_path
 from askfirst.programs.registry import specs
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -162,5 +162,5 @@ def test_instruction_candidates_name_steps_of_the_askfirst_program(path):
     from tests.askfirst_harness import QueryCosines
 
     dense = QueryCosines({})
-    program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", load_config(BENCH / "askfirst_mtrag.yaml"))
+    program = Registry(Resources(retriever=ListRetriever(), store=dense, embedder=dense)).build("askfirst", load_config(config_path("mtrag")))
     assert read_candidates(path, [name for name, _ in program.named_predictors()])  # raises on a step the program lacks

@@ -239,5 +239,7 @@ def test_the_shipped_program_was_never_shown_a_validation_half_task():
 
     folder = SHIPPED_DIR / SHIPPED.removeprefix("askfirst:")
     shown = json.loads((folder / "trainset.json").read_text())
-    validation = {e.id for e in configured_questions(load_config("bench/askfirst_mtrag.yaml", overrides=["data.limit=null"]), split="validation")}
+    from askfirst.config import config_path
+
+    validation = {e.id for e in configured_questions(load_config(config_path("mtrag"), overrides=["data.limit=null"]), split="validation")}
     assert validation and not (set(shown["trainset"]["ids"]) | set(shown["valset"]["ids"])) & validation

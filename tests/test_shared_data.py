@@ -1,6 +1,5 @@
 """Loaders on the real benchmark data in ../shared/data (skipped where it is absent)."""
 
-from pathlib import Path
 
 import pytest
 
@@ -89,15 +88,15 @@ def test_ambiguous_and_multihop_sets_load_with_their_corpora():
 
 def test_the_all_tasks_training_half_never_holds_a_validation_conversation():
     """The benches that tune on "all tasks' training half" (data.limit=null, data.split=train: 132 tasks) measure the
-    program on the validation half of the first 80 shuffled tasks (bench/askfirst_mtrag.yaml). The split orders
+    program on the validation half of the first 80 shuffled tasks (the built-in mtrag config). The split orders
     conversations by hash, so the two would share a conversation only if this data or its shuffle changed."""
-    from askfirst.config import load_config
+    from askfirst.config import config_path, load_config
     from askfirst.datasets.splits import configured_questions
 
     def conversations(examples):
         return {str(e.get("conversation_id") or e.id) for e in examples}
 
-    config = Path(__file__).resolve().parents[1] / "bench" / "askfirst_mtrag.yaml"
+    config = config_path("mtrag")
     validation = configured_questions(load_config(config), split="validation")
     pool = configured_questions(load_config(config, overrides=["data.limit=null"]), split="train")
     assert len(validation) == 40 and len(pool) == 132
