@@ -1,4 +1,4 @@
-"""Print an ablation run's ``comparison.json`` as a Markdown table (for the results log (`the results log (`the results log (bench/RESULTS.md in git history)` in git history)` in git history)), or CSV or LaTeX.
+"""Print an ablation run's ``comparison.json`` as a Markdown table (for the results log (bench/RESULTS.md in git history)), or CSV or LaTeX.
 
 Usage: python bench/ablation_report.py runs/ablate-… [md|csv|latex]
 

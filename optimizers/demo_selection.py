@@ -7,7 +7,7 @@ said PARTIAL, which the one-part check then answered, counts. The 2026-11-26 boo
 only when every answerability label its steps wrote is the gold one, gives demonstrations of each label that the
 program reaches, each one labelled as the data labels it.
 
-Measured with the offline LMs (the results log (`the results log (`the results log (bench/RESULTS.md in git history)` in git history)` in git history), "Demonstrations by label"): no UNDERSPECIFIED run passed, the
+Measured with the offline LMs (the results log (bench/RESULTS.md in git history), "Demonstrations by label"): no UNDERSPECIFIED run passed, the
 three demos were ANSWERABLE, UNANSWERABLE, ANSWERABLE, and the demo set's outcome fell from 0.808 to 0.577.
 
 ``scored_with_demos`` serves the benches that score a step without and with drawn demonstrations.

@@ -1,7 +1,7 @@
 """The instruction candidates MIPROv2 searches over: the prompt model's, guarded, and a researcher's own from a file.
 
 **The guard** (``compile.instruction_guard``). A small prompt model asked to write a step's instruction often writes to
-the user instead. MIPROv2 with the offline 1.5B model and only a prompting tip as context (the results log (`the results log (`the results log (bench/RESULTS.md in git history)` in git history)` in git history),
+the user instead. MIPROv2 with the offline 1.5B model and only a prompting tip as context (the results log (bench/RESULTS.md in git history),
 "MIPROv2 with the offline LMs") proposed, for the complete-answer step, "Please provide the latest question for me to
 answer using ONLY the provided passages and the conversation." and "I'm sorry, but I cannot generate a new instruction
 without additional information. …"; for the clarification step, "What is the name of the pass that you are purchasing?
