@@ -3,11 +3,12 @@
 An eval run with ``askfirst.policy=fitted`` records every question's signals and the rules' route
 (``predictions.jsonl``) beside its expected route (``scores.jsonl``). Here the policy is fitted on k-1 folds of
 conversations and scored on the fold it never saw, so every figure is a held-out one; nothing is chosen on the fold
-it is scored on (the regularisation ``C`` is given, not searched).
+it is scored on (the regularisation strength and the signal set are chosen by inner folds of the training folds).
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -21,11 +22,12 @@ from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules
 
 
 def policy_questions(run_dir: Path) -> list[dict]:
-    """Each scored question of an eval run (a stopped one's finished questions) with its signals: ``id``, ``conversation``, ``expected``, ``signals``,
-    ``rules`` (the rules' route on the same signals) and ``route`` (what the run did).
+    """Each scored question of an eval run (a stopped one's finished questions) with its signals: ``id``,
+    ``conversation``, ``expected``, ``signals``, ``rules`` (the rules' route on the same signals) and ``route``.
 
     Raises:
-        DataError: The run recorded no signals (it ran with ``askfirst.policy=rules``, or is not an askfirst eval run).
+        DataError: The run recorded no signals (it ran with ``askfirst.policy=rules``, or is not an askfirst eval run),
+            or a signal that is not a finite number (the question named).
     """
     records = read_finished(run_dir / PREDICTIONS_FILE)
     if (run_dir / "scores.jsonl").exists():
@@ -40,6 +42,8 @@ def policy_questions(run_dir: Path) -> list[dict]:
         if extras.get("signals") is None:
             continue
         signals = with_rules(extras["signals"], extras["rules_route"])  # a run recorded before the rules were a signal too
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in signals.values()):
+            raise DataError(f"{run_dir}: question {score['id']}'s signals are not all finite numbers")
         rows.append({"id": score["id"], "conversation": score.get("conversation") or score["id"], "expected": score["expected_route"],
                      "signals": signals, "rules": extras["rules_route"], "route": score["route"]})
     if not rows:
