@@ -3,6 +3,7 @@
 Slow (a few minutes on 2 CPU cores): the one place the whole stack runs for real, with no stand-ins.
 """
 
+import json
 
 import dspy
 import pytest
@@ -140,3 +141,21 @@ def test_a_reply_streams_token_by_token_with_the_counts_of_a_whole_reply(session
     pieces, final = [i.chunk for i in items if isinstance(i, StreamResponse)], items[-1]
     assert len(pieces) > 3 and "".join(pieces) == final.answer == whole.answer, pieces
     assert final.get_lm_usage() == whole.get_lm_usage()
+
+
+def test_askfirst_compiled_with_a_fitted_route_policy_routes_by_it(session, tmp_path):
+    """A compiled program holding a route policy (fitted here on made-up signals, as `askfirst policy fit` writes it)
+    loads through program.compiled, and on the real LM every signal is recorded and the policy's choice is the route."""
+    from askfirst.programs.askfirst.policy import POLICY_KEY, fit_policy
+    from askfirst.programs.askfirst.signals import FEATURES
+
+    rows = [{"p_answerable": p / 10, "dangling": float(p == 0)} for p in range(10)] * 2
+    policy = fit_policy(rows, ["clarify" if r["dangling"] else "answer" if r["p_answerable"] >= 0.5 else "idk" for r in rows])
+    (tmp_path / "program.json").write_text(json.dumps({POLICY_KEY: policy.to_json()}))
+    program = _registered(session, "program.kind=askfirst", "askfirst.policy=fitted", f"program.compiled={tmp_path}")
+    assert program.route_policy == policy
+    for qid in ("a01", "u04"):
+        reply = program(conversation=next(e for e in load_questions("demo") if e.id == qid).conversation)
+        probs = reply.extras["route_probabilities"]
+        assert set(reply.extras["signals"]) == set(FEATURES) and reply.route == max(probs, key=probs.get), reply.toDict()
+        assert set(reply.citations) <= {p.passage_id for p in reply.evidence}
