@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dspy
 
+from askfirst.datasets.errors import DataError
 from askfirst.evaluation.policy_cv import cross_validate, fit_rows, policy_questions
 from askfirst.evaluation.runner import run_eval
 from askfirst.run_dir import write_atomic
@@ -34,7 +35,11 @@ def fit_route_policy(program: dspy.Module, examples: list[dspy.Example], *, run_
              on_question=lambda i, n, rec: logger.info("signals %d/%d: %s", i, n, rec["id"]))
     rows = policy_questions(signals_dir)
     conversations = len({r["conversation"] for r in rows})
-    report = cross_validate(rows, folds=min(folds, conversations), seed=seed)
+    try:
+        report = cross_validate(rows, folds=min(folds, conversations), seed=seed)
+    except DataError as exc:  # too few questions to hold any out: the policy is still fitted, its figures unknown
+        report = {"n": len(rows), "cross_validation": f"not possible: {exc}"}
+        logger.warning("the route policy is fitted on %d questions but not cross-validated: %s", len(rows), exc)
     program.route_policy = fit_rows(rows, seed=seed)
     report["policy"] = {"fitted_on": program.route_policy.fitted_on, "weights": program.route_policy.weights()}
     write_atomic(run_dir / CV_FILE, json.dumps(report, indent=2) + "\n")

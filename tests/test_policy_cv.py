@@ -44,6 +44,12 @@ def test_folds_never_share_a_conversation_and_cover_every_question():
     assert all(not (a & b) for j, a in enumerate(conversations) for b in conversations[j + 1:])
 
 
+def test_a_handful_of_questions_of_different_routes_still_makes_folds():
+    rows = [_question(i) | {"conversation": f"c{i}"} for i in (0, 1, 2)]  # three routes, one question each
+    folds = conversation_folds(rows, folds=3)
+    assert sorted(int(i) for fold in folds for i in fold) == [0, 1, 2]
+
+
 def test_too_few_conversations_for_the_folds_is_a_clear_error():
     with pytest.raises(DataError, match="conversations cannot make"):
         conversation_folds([_question(i) for i in range(6)], folds=5)

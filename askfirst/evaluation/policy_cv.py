@@ -58,13 +58,18 @@ def conversation_folds(rows: list[dict], *, folds: int, seed: int = 0) -> list[n
     Raises:
         DataError: Fewer conversations than folds.
     """
-    from sklearn.model_selection import StratifiedGroupKFold
+    from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
     groups = [r["conversation"] for r in rows]
+    if folds < 2:
+        raise DataError("cross-validation needs at least two folds (two conversations)")
     if len(set(groups)) < folds:
         raise DataError(f"{len(set(groups))} conversations cannot make {folds} folds")
+    x, routes = np.zeros(len(rows)), [r["expected"] for r in rows]
+    if max(Counter(routes).values()) < folds:  # no route has a question for every fold: folds by conversation alone
+        return [test for _, test in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, routes, groups)]
     splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
-    return [test for _, test in splitter.split(np.zeros(len(rows)), [r["expected"] for r in rows], groups)]
+    return [test for _, test in splitter.split(x, routes, groups)]
 
 
 def _per_route(expected: list[str], taken: list[str]) -> dict[str, dict]:
