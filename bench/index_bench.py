@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ceiling = args.batch * args.concurrency / args.latency
     env = os.environ | {"BENCH_EMBED_KEY": "unused"}
     folder = args.folder or Path(tempfile.mkdtemp(prefix="index-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
     print(f"mock embedding server {base}: {args.latency * 1000:.0f} ms a request, ceiling {ceiling:,.0f} passages/s "
           f"({args.batch} x {args.concurrency} / {args.latency} s); stores in {folder}")
     print("| passages | seconds indexing of the command's | passages/s indexing | share of ceiling | askfirst CPU s / 1,000 passages | peak RSS MB | resume after kill |")
