@@ -111,12 +111,8 @@ class AskFirstProgram(dspy.Module):
     def _answer(self, question: str, history: str, state: dict) -> Reply:
         extras = state["extras"]
         said_before = history_text(history)  # what earlier turns say, for the lexical cues
-        query, extras["rewrite_refused"] = self._standalone(question, history)
-        extras["standalone_query"] = query
-        extras["stage"] = self._route(query, history)
-        searches = self._searches(query, question, history)
-        self._retrieve(searches, history, state)
-        extras["top_cosine"] = self.top_cosine(searches[-1])
+        query, gated_query = self._retrieval(question, history, state)
+        extras["top_cosine"] = self.top_cosine(gated_query)
         if (self.config.dangling_follow_up if history else self.config.dangling_reference) and self.config.mode == "ask_first":  # answer_all asks nothing
             extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
             if extras["dangling"]:  # "When did he return to work?", "this tricolor flag": no search can tell which is meant
@@ -181,14 +177,21 @@ class AskFirstProgram(dspy.Module):
                 lead = "" if history else referent_question(extras["referent_cue"])
         return self._respond(route, question, history, state, lead=lead)
 
-    def _decided(self, question: str, history: str, state: dict) -> Reply:
-        """``policy: fitted``: every stage records its signal, the route policy decides once, the responder replies."""
-        extras, said_before = state["extras"], history_text(history)
+    def _retrieval(self, question: str, history: str, state: dict) -> tuple[str, str]:
+        """The standalone rewrite, the complexity route and the search, recorded in ``state``; returns the query and the
+        query the retrieval gate measures."""
+        extras = state["extras"]
         query, extras["rewrite_refused"] = self._standalone(question, history)
         extras["standalone_query"], extras["stage"] = query, self._route(query, history)
         searches = self._searches(query, question, history)
         self._retrieve(searches, history, state)
-        extras["top_cosine"], extras["cosine_margin"] = self._cosines(searches[-1])
+        return query, searches[-1]
+
+    def _decided(self, question: str, history: str, state: dict) -> Reply:
+        """``policy: fitted``: every stage records its signal, the route policy decides once, the responder replies."""
+        extras, said_before = state["extras"], history_text(history)
+        query, gated_query = self._retrieval(question, history, state)
+        extras["top_cosine"], extras["cosine_margin"] = self._cosines(gated_query)
         extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
         if history and self.resources.embedder is not None:
             below = self.config.topic_switch_below
