@@ -81,10 +81,11 @@ def main() -> int:
     mock, lm_url = start_mock(args.latency)
     runs, port = Path(tempfile.mkdtemp(prefix="askfirst-serve-load-")), _free_port()
     env = {**os.environ, "ASKFIRST_MOCK_KEY": "unused"}
+    server_log = (runs / "server.log").open("wb")  # a file, not a pipe: a full pipe nobody reads blocks the server's logging
     server = subprocess.Popen([str(Path(sys.executable).parent / "askfirst"), "serve", "--config", "demo", "--port", str(port),
                                "--set", f"runs_dir={runs}", "--set", "lm.model=openai/mock", "--set", f"lm.api_base={lm_url}",
                                "--set", "lm.api_key_env=ASKFIRST_MOCK_KEY", "--set", "lm.cache=false", "--set", "retrieval_lm=null",
-                               "--set", "tracking.enabled=false"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               "--set", "tracking.enabled=false"], env=env, stdout=subprocess.DEVNULL, stderr=server_log)
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     try:
         deadline = time.time() + 180

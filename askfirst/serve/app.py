@@ -56,7 +56,8 @@ class Variant:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _context(self, cancel: threading.Event):
-        return dspy.context(lm=self.lm, adapter=self.adapter, track_usage=True, **{CANCEL_SETTING: cancel})
+        # No DSPy history: a server would keep its last 10,000 LM calls' prompts and replies, for nobody to read.
+        return dspy.context(lm=self.lm, adapter=self.adapter, track_usage=True, disable_history=True, **{CANCEL_SETTING: cancel})
 
     def _runnable(self) -> dspy.Module:
         return OneAtATime(self.program, self.lock) if self.serialise else self.program
@@ -152,6 +153,12 @@ def _failure(pred: dspy.Prediction) -> bool:
         return False
     logger.error("a step failed: %s", "; ".join(map(str, pred.get("warnings") or [])) or pred.get("answer"))
     return True
+
+
+def _abandoned(work: asyncio.Future) -> None:
+    """Collect the outcome of work nobody waits for any more, so its end is not an unretrieved-exception traceback."""
+    if not work.cancelled() and (exc := work.exception()) is not None and not isinstance(exc, Cancelled):
+        logger.warning("a cancelled request's work failed: %r", exc)
 
 
 def _server_error() -> dict:
@@ -261,11 +268,13 @@ def create_app(variants: dict[str, Variant], *, max_request_bytes: int = MAX_REQ
                 await asyncio.wait({work}, timeout=DISCONNECT_POLL_SECONDS)
                 if not work.done() and await request.is_disconnected():
                     cancel.set()
+                    work.add_done_callback(_abandoned)
                     logger.info("client disconnected; its request is cancelled")
                     return Response(status_code=499)
             pred = work.result()
         except asyncio.CancelledError:  # the server is shutting down
             cancel.set()
+            work.add_done_callback(_abandoned)
             raise
         except Cancelled:
             return Response(status_code=499)
