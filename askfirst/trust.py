@@ -25,8 +25,6 @@ from pydantic import BaseModel
 
 from askfirst.config import AskFirstConfig, ConfigError, LMConfig, _full_config_model, config_from_tree, read_mapping
 
-_VARIANT = re.compile(r"[A-Za-z0-9_,-]*")
-
 
 def _local_model(value: Any, _: AskFirstConfig) -> bool:
     from askfirst.lm.local_models import REGISTRY
@@ -35,10 +33,9 @@ def _local_model(value: Any, _: AskFirstConfig) -> bool:
 
 
 def _named_source(value: Any, _: AskFirstConfig) -> bool:
-    from askfirst.datasets.sources import CORPORA, QUESTION_SETS
+    from askfirst.datasets.sources import is_named_source
 
-    name, _, variant = str(value).partition(":")
-    return value == "demo" or (name in CORPORA or name in QUESTION_SETS) and bool(_VARIANT.fullmatch(variant))
+    return value == "demo" or is_named_source(str(value))
 
 
 def _compiled_program(value: Any, operator: AskFirstConfig) -> bool:

@@ -8,6 +8,7 @@ A name that is not registered here is read as a path, so a file called ``mtrag``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,9 +55,18 @@ QUESTION_SETS: dict[str, Callable[[Path, str | None], list[dspy.Example]]] = {
 }
 
 
+_VARIANT = re.compile(r"[A-Za-z0-9_,-]*")
+
+
 def _lookup(spec: str, registry: dict) -> tuple[Callable, str | None] | None:
     name, _, variant = str(spec).partition(":")
     return (registry[name], variant or None) if name in registry else None
+
+
+def is_named_source(spec: str) -> bool:
+    """Whether ``spec`` names a registered corpus or question set with a well-formed variant (so it is no path)."""
+    found = _lookup(spec, CORPORA) or _lookup(spec, QUESTION_SETS)
+    return found is not None and bool(_VARIANT.fullmatch(found[1] or ""))
 
 
 def _data_dir(configured: str | None) -> Path:
