@@ -347,14 +347,14 @@ def test_a_client_that_drops_while_sending_its_body_is_one_quiet_499(retriever, 
     assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 499
 
 
-def test_serving_keeps_no_lm_history(retriever, schema_lm):
+def test_serving_keeps_no_lm_history_or_trace(retriever, schema_lm):
     from dspy.clients.base_lm import GLOBAL_HISTORY
 
     variant = _variant(retriever, schema_lm)
-    before = len(GLOBAL_HISTORY)
+    before, trace = len(GLOBAL_HISTORY), len(dspy.settings.trace)
     for url in _serve(create_app({"askfirst": variant})):
         for _ in range(3):
             assert _post(url, OK_BODY).status_code == 200
-    # a long-running server would otherwise hold the prompts and replies of its last 10,000 LM calls
-    assert variant.lm.history == [] and len(GLOBAL_HISTORY) == before
+    # a long-running server would otherwise hold the inputs and replies of its last 10,000 LM calls and steps
+    assert variant.lm.history == [] and len(GLOBAL_HISTORY) == before and len(dspy.settings.trace) == trace
     assert all(not getattr(m, "history", None) for _, m in variant.program.named_sub_modules())

@@ -56,8 +56,9 @@ class Variant:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _context(self, cancel: threading.Event):
-        # No DSPy history: a server would keep its last 10,000 LM calls' prompts and replies, for nobody to read.
-        return dspy.context(lm=self.lm, adapter=self.adapter, track_usage=True, disable_history=True, **{CANCEL_SETTING: cancel})
+        # No DSPy history or trace: a server would keep its last 10,000 LM calls' and steps' inputs and replies, unread.
+        return dspy.context(lm=self.lm, adapter=self.adapter, track_usage=True, disable_history=True, max_trace_size=0,
+                            **{CANCEL_SETTING: cancel})
 
     def _runnable(self) -> dspy.Module:
         return OneAtATime(self.program, self.lock) if self.serialise else self.program
