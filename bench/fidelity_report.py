@@ -4,6 +4,9 @@ Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
 
 - Ranking: the eval's ``ranking_recall@10`` / ``ranking_ndcg@5`` beside ``pytrec_eval`` (trec_eval's measures
   ``recall.10`` / ``ndcg_cut.5``) run on the exported ``run.trec`` and ``qrels.trec``, to 4 decimals.
+- MTRAG's own scripts (an MTRAG eval; vendored in ``tests/fixtures/mtrag_official``): ``format_checker.py`` on the
+  export (``mtrag_predictions.jsonl``), and ``run_retrieval_eval.py``'s nDCG/Recall@1,3,5 per collection and weighted,
+  from the real qrels under ``ASKFIRST_DATA_DIR``, beside ``metrics.json``'s ``mtrag_official_retrieval``.
 - Generation (an eval run with ``eval.hm=true``): RB_agg and HM with the ROUGE-L this project used before issue 17
   (its own LCS on SQuAD-normalised tokens, articles dropped) and with ``rouge_score``'s (MTRAG's scorer), the judges'
   verdicts held fixed; and HM under both conditionings (current, and 2026-01 as the SemEval notes paper was scored).
@@ -11,14 +14,18 @@ Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import sys
+import tempfile
 from pathlib import Path
 
 import pytrec_eval
 
 from askfirst.datasets.jsonl import read_jsonl
 from askfirst.evaluation.answer_metrics import normalize_answer
-from askfirst.evaluation.exports import TREC_QRELS_FILE, TREC_RUN_FILE
+from askfirst.datasets.shared_data import shared_data_dir
+from askfirst.evaluation.exports import MTRAG_COLLECTIONS, TREC_QRELS_FILE, TREC_RUN_FILE
 from askfirst.evaluation.mtrag_formulas import condition, harmonic3, harmonic_mean, rouge_l_f
 from askfirst.evaluation.runner import read_scores
 
@@ -54,6 +61,42 @@ def ranking_agreement(run_dir: Path) -> list[tuple[str, float, float]]:
     for name, trec in (("ranking_recall@10", "recall_10"), ("ranking_ndcg@5", "ndcg_cut_5")):
         rows.append((name, sum(ours[q][name] for q in ids) / len(ids), sum(reference[q][trec] for q in ids) / len(ids)))
     return rows
+
+
+OFFICIAL = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mtrag_official"
+
+
+def _official(name: str):
+    spec = importlib.util.spec_from_file_location(f"mtrag_official_{name}", OFFICIAL / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def official_agreement(run_dir: Path) -> tuple[list[str], list[tuple[str, float, float]]] | None:
+    """MTRAG's format checker's errors on the export, and (measure, ours, run_retrieval_eval.py) per collection and
+    weighted; ``None`` when the run has no MTRAG export."""
+    export = run_dir / "mtrag_predictions.jsonl"
+    metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
+    if not export.exists() or "mtrag_official_retrieval" not in metrics:
+        return None
+    tasks = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
+    with tempfile.TemporaryDirectory() as tmp:
+        task_file = Path(tmp) / "tasks.jsonl"
+        task_file.write_text("".join(json.dumps({"task_id": t["task_id"]}) + "\n" for t in tasks), encoding="utf-8")
+        errors, _ = _official("format_checker").validate_prediction_file(str(task_file), str(export), "rag_taskc")
+    mtrag = shared_data_dir(None) / "mtrag"
+    qrels = {official: str(mtrag / f"mtragun_dev_qrels_{name}.tsv") for name, official in MTRAG_COLLECTIONS.items()}
+    per_collection, recall, ndcg, _ = _official("run_retrieval_eval").weighted_scores(str(export), qrels)
+    ours, rows = metrics["mtrag_official_retrieval"], []
+    for row in sorted(per_collection, key=lambda r: r["collection"]):
+        mine = ours["collections"][row["collection"]]
+        short = next(n for n, o in MTRAG_COLLECTIONS.items() if o == row["collection"])
+        for i, k in enumerate((1, 3, 5)):
+            rows += [(f"{short} nDCG@{k}", mine[f"nDCG@{k}"], row["nDCG"][i]), (f"{short} Recall@{k}", mine[f"Recall@{k}"], row["Recall"][i])]
+    for i, k in enumerate((1, 3, 5)):
+        rows += [(f"weighted nDCG@{k}", ours["all"][f"nDCG@{k}"], ndcg[i]), (f"weighted Recall@{k}", ours["all"][f"Recall@{k}"], recall[i])]
+    return errors, rows
 
 
 def generation_before_after(run_dir: Path) -> list[tuple[str, float, float]] | None:
@@ -93,6 +136,13 @@ def main(run_dir: str) -> None:
     print(f"# Fidelity of {run.name}\n\n| metric | ours | pytrec_eval | equal to 4 decimals |\n|---|---|---|---|")
     for name, ours, ref in ranking_agreement(run):
         print(f"| {name} | {ours:.4f} | {ref:.4f} | {'yes' if round(ours, 4) == round(ref, 4) else 'NO'} |")
+    official = official_agreement(run)
+    if official is not None:
+        errors, rows = official
+        print(f"\nMTRAG's format_checker.py (rag_taskc) on the export: {len(errors)} error(s)" + "".join(f"\n- {e}" for e in errors[:10]))
+        print("\n| measure | ours (metrics.json) | run_retrieval_eval.py | equal to 4 decimals |\n|---|---|---|---|")
+        for name, ours, ref in rows:
+            print(f"| {name} | {ours:.4f} | {ref:.4f} | {'yes' if round(ours, 4) == round(ref, 4) else 'NO'} |")
     rows = generation_before_after(run)
     if rows is None:
         print("\n(no hm.jsonl or mtrag_predictions.jsonl: run the eval with --set eval.hm=true on MTRAG tasks for the generation rows)")

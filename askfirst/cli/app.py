@@ -17,6 +17,7 @@ from askfirst.cli.eval_command import evaluate
 from askfirst.cli.options import ConfigOpt, SetOpt, check_compiled, resolve
 from askfirst.cli.render import augment_progress, index_progress
 from askfirst.cli.policy_command import policy_app
+from askfirst.cli.report_command import report
 from askfirst.cli.threshold_command import tune_threshold_
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="askfirst: answer, partially answer, ask to clarify, or say 'I don't know' - with citations.")
@@ -128,6 +129,7 @@ app.command("eval")(evaluate)
 app.command("compile")(compile_)
 app.command()(ablate)
 app.command("tune-threshold")(tune_threshold_)
+app.command()(report)
 app.add_typer(policy_app, name="policy")
 
 

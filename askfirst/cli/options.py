@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from askfirst.config import AskFirstConfig, config_path, load_config
+from askfirst.config import AskFirstConfig, builtin_config_path, config_path, load_config
 
-ConfigOpt = Annotated[str | None, typer.Option("--config", "-c", help="YAML config file, or the name of a built-in one (default, demo).")]
+BUILTIN_CONFIGS = sorted(p.stem for p in builtin_config_path("default").parent.glob("*.yaml"))
+ConfigOpt = Annotated[str | None, typer.Option("--config", "-c", help=f"YAML config file, or the name of a built-in one ({', '.join(BUILTIN_CONFIGS)}).")]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a config field: section.key=value (repeatable).")]
 
 
