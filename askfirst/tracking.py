@@ -114,4 +114,7 @@ def log_program_model(tracker: Tracker, run_dir: Path) -> None:
         # The askfirst checkout itself is the requirement; listing it stops MLflow from loading the model
         # (and its LM) just to infer requirements.
         pip_requirements=["askfirst[local]"],
+        # The operator's own config file, given when loading (model_config={"config": FILE}); MLflow only lets a load
+        # set keys the logged model has, so the key is logged, empty (the defaults).
+        model_config={"config": ""},
     )

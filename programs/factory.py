@@ -1,23 +1,8 @@
-"""Build the configured program, and the judges that score it, with their LMs."""
+"""Build the judges and extractors that score a program, on their LMs (the program itself: ``registry.build_program``)."""
 
 from askfirst.config import AskFirstConfig
 from askfirst.lm.factory import build_lm
 from askfirst.evaluation.mtrag_judges import MTRAGJudges
-
-
-def build_program(config: AskFirstConfig, resources, *, store=None):
-    """The program ``program.kind`` names (see ``programs/registry.py``), with its per-step LMs.
-
-    Args:
-        resources: The shared ``Resources``, or a bare retriever (then ``store`` is the corpus's ``PassageStore``,
-            which URASys opens its FAQ and unit collections beside).
-    """
-    from askfirst.programs.base import Resources
-    from askfirst.programs.registry import build_program as build
-
-    if not isinstance(resources, Resources):
-        resources = Resources(retriever=resources, store=store)
-    return build(config, resources)
 
 
 def build_judges(config: AskFirstConfig, embedder) -> MTRAGJudges:

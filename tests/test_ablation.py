@@ -5,10 +5,11 @@ import json
 import dspy
 import pytest
 
+from askfirst.programs.base import Resources
 from askfirst.ablation import load_spec, run_cells
 from askfirst.config import ConfigError, load_config
 from askfirst.datasets.questions import load_questions
-from askfirst.programs.factory import build_program
+from askfirst.programs.registry import build_program
 from askfirst.evaluation.stats import paired_bootstrap
 from askfirst.tracking import Tracker
 
@@ -76,7 +77,7 @@ def test_run_cells_compares_each_cell_with_the_reference(tmp_path, retriever, sc
     lm = schema_lm({"queries": {"queries": ["q"]}, "label": {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.9},
                     "cited_ids": {"answer": "EUR 4,200", "cited_ids": ["fees-lab"]}})
     with dspy.context(adapter=dspy.JSONAdapter()):
-        rows = run_cells(spec, configs, examples, run_dir=tmp_path, program_for=lambda cfg, cell: build_program(cfg, retriever),
+        rows = run_cells(spec, configs, examples, run_dir=tmp_path, program_for=lambda cfg, cell: build_program(cfg, Resources(retriever=retriever)),
                          lm_for=lambda cfg: lm, tracker=Tracker(), k=3)
     full, no_router = rows
     assert full["route_correct"] == 0.0  # every answerable question said "I don't know"
@@ -103,7 +104,7 @@ def test_run_cells_judges_each_cell_and_reports_judged_means(tmp_path, retriever
         return {"ambiguity.disambig_f1": result.summary["ambiguity"]["disambig_f1"]}
 
     with dspy.context(adapter=dspy.JSONAdapter()):
-        rows = run_cells(spec, configs, examples, run_dir=tmp_path, program_for=lambda cfg, cell: build_program(cfg, retriever),
+        rows = run_cells(spec, configs, examples, run_dir=tmp_path, program_for=lambda cfg, cell: build_program(cfg, Resources(retriever=retriever)),
                          lm_for=lambda cfg: lm, tracker=Tracker(), k=3, judge=judge)
     assert judged == [(True, 2), (False, 2)]
     assert [r["disambig_f1"] for r in rows] == [0.25, 0.5]

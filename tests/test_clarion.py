@@ -2,6 +2,7 @@
 
 import pytest
 
+from askfirst.programs.base import Resources
 from askfirst.config import ProgramConfig
 from askfirst.programs.clarion.config import ClarionConfig
 from askfirst.evaluation.ambiguity_metrics import disambig_f1, str_em
@@ -84,9 +85,9 @@ def test_plugs_into_the_same_factory_and_eval_records(retriever, use_dummy_lm):
 
     from askfirst.config import load_config
     from askfirst.evaluation.runner import prediction_record
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
 
-    program = build_program(load_config(overrides=["program.kind=clarion", "clarion.mode=ask_first"]), retriever)
+    program = build_program(load_config(overrides=["program.kind=clarion", "clarion.mode=ask_first"]), Resources(retriever=retriever))
     assert isinstance(program, ClarionProgram) and program.config.mode == "ask_first"
     use_dummy_lm([CLEAR, act("SEARCH", 1, "lab fee"), act("ANSWER"), {"short_answers": ["EUR 85"], "long_answer": "The lab fee is EUR 85."}])
     pred = program(conversation="Lab fee?")

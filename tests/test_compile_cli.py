@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from askfirst.programs.base import Resources
 from askfirst.cli.app import main
 from tests.conftest import ListRetriever, SchemaFollowingEngine, configure_with
 
@@ -74,7 +75,9 @@ def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_p
     trials = mlflow.search_runs(experiment_names=["askfirst"], output_format="list",
                                 filter_string=f"tags.`mlflow.parentRunId` = '{run.info.run_id}'")
     assert sorted(t.data.metrics["score"] for t in trials) == sorted(row["score"] for row in curve)
-    model = mlflow.pyfunc.load_model(f"runs:/{run.info.run_id}/model")  # rebuilt from config + state JSON
+    # Rebuilt from config + state JSON; the store is the operator's (this test's folder), never one the logged config names.
+    (tmp_path / "operator.yaml").write_text(f"runs_dir: {tmp_path}\n", encoding="utf-8")
+    model = mlflow.pyfunc.load_model(f"runs:/{run.info.run_id}/model", model_config={"config": str(tmp_path / "operator.yaml")})
     reply = model.predict([{"question": "What is the tuition fee?"}])[0]
     assert reply["route"] == "answer" and reply["answer"] == "It is EUR 4,200."
     with pytest.raises(ValueError, match="question is empty"):
@@ -133,10 +136,10 @@ def test_interrupted_compile_resumes_from_its_checkpoint(monkeypatch, capsys, tm
 def test_an_eval_of_a_compiled_program_records_it_and_its_lm_calls_use_it(monkeypatch, capsys, tmp_path, retriever):
     from askfirst.config import load_config
     from askfirst.optimizers.compile import save_compiled
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
 
     switches = ["--set", "program.kind=notes_rag", "--set", "program.iterations=1", "--set", "program.reranker=false"]
-    program = build_program(load_config(overrides=[s for s in switches if s != "--set"]), retriever)
+    program = build_program(load_config(overrides=[s for s in switches if s != "--set"]), Resources(retriever=retriever))
     program.router.classify.signature = program.router.classify.signature.with_instructions("Compiled: label it carefully.")
     (tmp_path / "compile-x").mkdir()
     state = save_compiled(program, tmp_path / "compile-x")
@@ -176,10 +179,10 @@ def test_the_askfirst_program_compiles_on_the_training_half_alone(monkeypatch, c
     assert shown["compile_split"] == "train" and (shown["trainset"]["n"], shown["valset"]["n"]) == (n_train, n_val)
     assert set(shown["trainset"]["ids"]) | set(shown["valset"]["ids"]) == {e.id for e in seen}
     from askfirst.optimizers.curves import instructions
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
 
     # The optimiser is offered every enabled stage's predictors; the file names those it changed.
-    offered = instructions(build_program(config, ListRetriever()))
+    offered = instructions(build_program(config, Resources(retriever=ListRetriever())))
     assert {"rewrite", "assess", "passage_answers", "expand", "responders"} <= {name.split(".")[0] for name in offered}
     state = json.loads((run_dir / "program.json").read_text())
     assert set(state) - {"metadata"} <= set(offered)
@@ -191,10 +194,10 @@ def test_serve_rebuilds_each_compiled_run_from_its_own_config(monkeypatch, capsy
 
     from askfirst.config import load_config, save_resolved
     from askfirst.optimizers.compile import save_compiled
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
 
     run_config = load_config(overrides=[f"runs_dir={tmp_path}", "program.iterations=1", "program.reranker=false", "tracking.enabled=false"])
-    program = build_program(run_config, retriever)
+    program = build_program(run_config, Resources(retriever=retriever))
     program.router.classify.signature = program.router.classify.signature.with_instructions("Compiled: label it carefully.")
     save_resolved(run_config, tmp_path / "compile-x")
     save_compiled(program, tmp_path / "compile-x")

@@ -4,15 +4,16 @@ import json
 
 import pytest
 
+from askfirst.programs.base import Resources
 from askfirst.config import load_config
 from askfirst.datasets.errors import DataError
 from askfirst.optimizers.compile import changed_steps, load_compiled, program_state_path, save_compiled
 from askfirst.optimizers.program_state import ProgramStateError
-from askfirst.programs.factory import build_program
+from askfirst.programs.registry import build_program
 
 
 def _program(retriever):
-    return build_program(load_config(overrides=["program.iterations=1", "program.reranker=false"]), retriever)
+    return build_program(load_config(overrides=["program.iterations=1", "program.reranker=false"]), Resources(retriever=retriever))
 
 
 @pytest.fixture
@@ -88,12 +89,12 @@ def test_saved_with_its_changed_steps_a_compiled_program_names_only_them(tmp_pat
 def test_program_compiled_loads_the_state_as_the_program_is_built(saved, retriever):
     path, _ = saved
     config = load_config(overrides=["program.iterations=1", "program.reranker=false", f"program.compiled={path.parent}"])
-    program = build_program(config, retriever)
+    program = build_program(config, Resources(retriever=retriever))
     assert program.router.classify.signature.instructions == "Compiled instruction."
     assert _program(retriever).router.classify.signature.instructions != "Compiled instruction."  # and only then
     other_kind = load_config(overrides=["program.kind=askfirst", f"program.compiled={path}"])
     with pytest.raises(ProgramStateError, match="predictor"):  # a state compiled for another program is refused by name
-        build_program(other_kind, retriever)
+        build_program(other_kind, Resources(retriever=retriever))
 
 
 def test_a_resumed_run_keeps_the_compiled_program_it_started_with(saved, tmp_path):
@@ -118,7 +119,7 @@ def test_a_shipped_compiled_program_loads_by_its_name(saved, retriever, monkeypa
     monkeypatch.setattr("askfirst.optimizers.compile.SHIPPED_DIR", tmp_path.parent)
     name = f"askfirst:{tmp_path.name}"  # the folder holding program.json, as askfirst/compiled/<name>/ holds it
     assert program_state_path(name) == path
-    built = build_program(load_config(overrides=["program.iterations=1", "program.reranker=false", f"program.compiled={name}"]), retriever)
+    built = build_program(load_config(overrides=["program.iterations=1", "program.reranker=false", f"program.compiled={name}"]), Resources(retriever=retriever))
     assert built.router.classify.signature.instructions == "Compiled instruction."
 
 

@@ -201,20 +201,20 @@ SHIPPED = "askfirst:mtrag-rewrite-demos"
 
 @pytest.mark.parametrize("overrides", [[], ["askfirst.ambiguity=off", "askfirst.escalation=false"], ["askfirst.mode=answer_all"]])
 def test_the_shipped_rewrite_demos_load_into_the_askfirst_program_with_its_stages_on_or_off(retriever, overrides):
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
 
-    program = build_program(load_config(builtin_config_path("demo"), overrides=[f"program.compiled={SHIPPED}", *overrides]), retriever)
+    program = build_program(load_config(builtin_config_path("demo"), overrides=[f"program.compiled={SHIPPED}", *overrides]), Resources(retriever=retriever))
     assert len(program.rewrite.demos) == 4 and all(d["standalone_question"] for d in program.rewrite.demos)
-    plain = build_program(load_config(builtin_config_path("demo"), overrides=["program.compiled=none", *overrides]), retriever)
+    plain = build_program(load_config(builtin_config_path("demo"), overrides=["program.compiled=none", *overrides]), Resources(retriever=retriever))
     assert plain.rewrite.demos == [] and program.assess.signature.instructions == plain.assess.signature.instructions
 
 
 def test_the_shipped_rewrite_demos_are_refused_by_a_program_without_the_rewrite(retriever):
     from askfirst.optimizers.program_state import ProgramStateError
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
 
     with pytest.raises(ProgramStateError, match=r"unknown predictor\(s\) \['rewrite'\].*program.compiled=none"):
-        build_program(load_config(builtin_config_path("demo"), overrides=[f"program.compiled={SHIPPED}", "askfirst.standalone=false"]), retriever)
+        build_program(load_config(builtin_config_path("demo"), overrides=[f"program.compiled={SHIPPED}", "askfirst.standalone=false"]), Resources(retriever=retriever))
 
 
 def test_the_shipped_program_comes_with_its_config_training_set_curve_and_diff():

@@ -116,7 +116,7 @@ def ablate(
     from askfirst.evaluation.exports import write_exports
     from askfirst.evaluation.judge_run import judge_result
     from askfirst.lm.factory import build_lm
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
     from askfirst.retrieval.factory import open_retriever
     from askfirst.run_dir import new_run_dir, write_atomic
     from askfirst.session import open_session

@@ -153,7 +153,7 @@ def serve(
     from askfirst.cli.options import warn
     from askfirst.lm.factory import build_adapter
     from askfirst.optimizers.compile import program_state_path
-    from askfirst.programs.factory import build_program
+    from askfirst.programs.registry import build_program
     from askfirst.serve.app import Variant, create_app
     from askfirst.session import open_session
     from askfirst.trust import read_run_config
