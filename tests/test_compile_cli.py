@@ -78,6 +78,7 @@ def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_p
     # Rebuilt from config + state JSON; the store is the operator's (this test's folder), never one the logged config names.
     (tmp_path / "operator.yaml").write_text(f"runs_dir: {tmp_path}\n", encoding="utf-8")
     model = mlflow.pyfunc.load_model(f"runs:/{run.info.run_id}/model", model_config={"config": str(tmp_path / "operator.yaml")})
+    assert model.unwrap_python_model().session.config.runs_dir == str(tmp_path)  # the loader's config reached the model
     reply = model.predict([{"question": "What is the tuition fee?"}])[0]
     assert reply["route"] == "answer" and reply["answer"] == "It is EUR 4,200."
     with pytest.raises(ValueError, match="question is empty"):
