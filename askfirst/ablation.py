@@ -171,7 +171,7 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
 
     import dspy
 
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
     from askfirst.evaluation.runner import run_eval
     from askfirst.tracking import child_run
 

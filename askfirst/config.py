@@ -406,10 +406,3 @@ def _merged(base: dict, tree: dict) -> dict:
 def builtin_config_path(name: str) -> Path:
     """Path of a config shipped inside the package (``askfirst/configs/<name>.yaml``)."""
     return Path(str(resources.files("askfirst") / "configs" / f"{name}.yaml"))
-
-
-def save_resolved(config: AskFirstConfig, run_dir: Path) -> Path:
-    """Write the fully resolved config next to a run's outputs, for reproduction."""
-    from askfirst.run_dir import write_atomic
-
-    return write_atomic(run_dir / "config.yaml", config.to_yaml())

@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from askfirst.config import AskFirstConfig, save_resolved
+from askfirst.config import AskFirstConfig
 
 
 def new_run_dir(config: AskFirstConfig, kind: str) -> Path:
@@ -42,3 +42,8 @@ def write_atomic(path: Path, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def save_resolved(config: AskFirstConfig, run_dir: Path) -> Path:
+    """Write the fully resolved config next to a run's outputs, for reproduction."""
+    return write_atomic(run_dir / "config.yaml", config.to_yaml())

@@ -62,7 +62,7 @@ def _bench_script(name: str):
 
 
 def test_a_stopped_run_pools_with_the_questions_it_finished(tmp_path):
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
     from askfirst.evaluation.pooled_runs import pooled_run
 
     save_resolved(load_config(), tmp_path)  # the demo's 26 questions; two finished, no scores.jsonl or metrics.json

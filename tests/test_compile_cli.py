@@ -193,7 +193,8 @@ def test_the_askfirst_program_compiles_on_the_training_half_alone(monkeypatch, c
 def test_serve_rebuilds_each_compiled_run_from_its_own_config(monkeypatch, capsys, tmp_path, fake_lm, retriever):
     import uvicorn
 
-    from askfirst.config import load_config, save_resolved
+    from askfirst.config import load_config
+    from askfirst.run_dir import save_resolved
     from askfirst.optimizers.compile import save_compiled
     from askfirst.programs.registry import build_program
 

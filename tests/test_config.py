@@ -1,7 +1,8 @@
 import pytest
 import yaml
 
-from askfirst.config import ConfigError, builtin_config_path, load_config, save_resolved
+from askfirst.config import ConfigError, builtin_config_path, load_config
+from askfirst.run_dir import save_resolved
 
 
 def test_defaults_follow_the_seed_system():

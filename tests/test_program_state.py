@@ -99,7 +99,8 @@ def test_program_compiled_loads_the_state_as_the_program_is_built(saved, retriev
 
 def test_a_resumed_run_keeps_the_compiled_program_it_started_with(saved, tmp_path):
     from askfirst.cli.options import resumed_config
-    from askfirst.config import ConfigError, save_resolved
+    from askfirst.config import ConfigError
+    from askfirst.run_dir import save_resolved
 
     path, _ = saved
     run, older = tmp_path / "run", tmp_path / "older"

@@ -15,7 +15,7 @@ def _report(*args: str):
 
 
 def test_two_runs_are_paired_by_question_and_different_questions_refused(tmp_path):
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
 
     def run(name: str, routes: dict[str, bool]) -> Path:
         folder = tmp_path / name
@@ -38,7 +38,7 @@ def test_two_runs_are_paired_by_question_and_different_questions_refused(tmp_pat
 
 
 def test_chunk_runs_are_pooled_and_their_means_taken_from_the_pooled_scores(tmp_path):
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
 
     def chunk(name: str, routes: dict[str, bool], *, evidence_k: int = 5) -> Path:
         folder = tmp_path / name
@@ -66,7 +66,7 @@ def test_chunk_runs_are_pooled_and_their_means_taken_from_the_pooled_scores(tmp_
 
 
 def test_a_stopped_run_is_scored_and_its_p_answerable_calibrated(tmp_path):
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
 
     save_resolved(load_config(), tmp_path)  # the demo's 26 questions; three finished
 

@@ -111,7 +111,8 @@ def ablate(
 
     from askfirst.ablation import load_spec, run_cells
     from askfirst.cli.render import console, print_comparison
-    from askfirst.config import ConfigError, save_resolved
+    from askfirst.config import ConfigError
+    from askfirst.run_dir import save_resolved
     from askfirst.datasets.splits import configured_questions
     from askfirst.evaluation.exports import write_exports
     from askfirst.evaluation.judge_run import judge_result

@@ -22,7 +22,7 @@ def compile_(
 ) -> None:
     """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
     from askfirst.cli.render import console
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
     from askfirst.datasets.splits import configured_questions, split_by_conversation
     from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens, tracking_tokens
     from askfirst.lm.factory import build_lm

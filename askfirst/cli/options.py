@@ -56,7 +56,8 @@ def resumed_config(run_dir: Path, program: Path | None, overrides: list[str] = (
             settings otherwise (``UntrustedSettingsError``). A run folder from before ``program.compiled`` was
             recorded takes ``program`` (and records it).
     """
-    from askfirst.config import ConfigError, save_resolved
+    from askfirst.config import ConfigError
+    from askfirst.run_dir import save_resolved
     from askfirst.trust import apply_overrides, operator_config, read_run_config
 
     operator = operator_config(run_dir, config, [*overrides, *compiled_override(program)])

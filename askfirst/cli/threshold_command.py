@@ -33,7 +33,7 @@ def tune_threshold_(
     from rich.table import Table
 
     from askfirst.cli.render import console, fmt
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
     from askfirst.datasets.splits import configured_questions
     from askfirst.optimizers.threshold import tune_threshold
     from askfirst.programs.factory import build_judges
@@ -90,7 +90,7 @@ def _tune_gate(cfg, program, questions, run_dir: Path, *, signal: str, max_answe
     from rich.table import Table
 
     from askfirst.cli.render import console, fmt
-    from askfirst.config import save_resolved
+    from askfirst.run_dir import save_resolved
     from askfirst.optimizers.gate_tuning import SIGNALS, choose_threshold, collect_signals
     from askfirst.run_dir import write_atomic
     from askfirst.tracking import tracked_run
