@@ -213,6 +213,15 @@ def test_pooled_runs_refuse_a_crafted_folder(tmp_path):
         pooled_run([folder])
 
 
+def test_report_and_policy_cv_refuse_a_crafted_folder(monkeypatch, capsys, tmp_path):
+    folder = _folder(tmp_path / "runs", "eval-crafted", data={"questions": "/home/someone/private.jsonl"})
+    (folder / "predictions.jsonl").write_text(json.dumps({"id": "a01", "route": "answer", "answer": "x", "seconds": 1.0, "lm_calls": 1,
+                                                          "extras": {"signals": {}, "rules_route": "answer"}}) + "\n")
+    for command in (["report", str(folder)], ["report", f"a={folder}", f"b={folder}"], ["policy", "cv", str(folder)]):
+        code, _, err = run_cli(monkeypatch, capsys, *command)
+        assert code == 2 and "data.questions" in err, command
+
+
 def test_a_crafted_program_json_in_a_resumed_folder_is_refused_before_any_work(monkeypatch, capsys, tmp_path):
     folder = _folder(tmp_path / "runs", "eval-crafted")
     program = folder / "program.json"
