@@ -145,7 +145,7 @@ def main(run_dir: str) -> None:
             print(f"| {name} | {ours:.4f} | {ref:.4f} | {'yes' if round(ours, 4) == round(ref, 4) else 'NO'} |")
     rows = generation_before_after(run)
     if rows is None:
-        print("\n(no hm.jsonl or mtrag_predictions.jsonl: run the eval with --set eval.hm=true on MTRAG tasks for the generation rows)")
+        print("\n(no judged hm.jsonl beside mtrag_predictions.jsonl: run the eval with --set eval.hm=true on MTRAG tasks for the generation rows)")
         return
     print("\n| measure | old ROUGE-L (own LCS, articles dropped) | rouge_score |\n|---|---|---|")
     for name, before, after in rows:
