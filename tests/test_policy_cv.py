@@ -96,3 +96,53 @@ def test_a_crafted_policy_in_a_compiled_program_is_refused(tmp_path, schema_lm):
     _, program, _, _ = run(schema_lm, "How much is the lab fee?", "askfirst.policy=fitted")
     with pytest.raises(ProgramStateError, match="not a route policy"):
         load_compiled(program, tmp_path)
+
+
+def test_a_signals_table_reads_back_as_the_runs_it_was_exported_from(tmp_path):
+    whole, first, second = _run_folder(tmp_path / "all"), tmp_path / "a", tmp_path / "b"
+    for folder, part in ((first, slice(0, 31)), (second, slice(31, None))):  # two chunks of one set; c10 is in both
+        folder.mkdir()
+        for name in ("predictions.jsonl", "scores.jsonl"):
+            (folder / name).write_text("".join(line + "\n" for line in (whole / name).read_text().splitlines()[part]))
+    runner = CliRunner()
+    result = runner.invoke(app, ["policy", "export", str(first), str(second), "--out", str(tmp_path / "t.json"), "--source", "a test"])
+    assert result.exit_code == 0, result.output
+    table = tmp_path / "t.json"
+    assert policy_questions(table) == policy_questions(first) + policy_questions(second)
+    for args in ([str(first), str(second)], [str(table)]):
+        result = runner.invoke(app, ["policy", "cv", *args, "--folds", "4", "--out", str(tmp_path / "cv.json")])
+        assert result.exit_code == 0, result.output
+        report = json.loads((tmp_path / "cv.json").read_text())
+        assert report["conversations"] == 20  # conversation c10 has questions in both chunks: one conversation, one fold
+    result = runner.invoke(app, ["policy", "cv", str(first), str(table)])
+    assert result.exit_code != 0 and "is in both" in str(result.exception)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t | {"api_base": "http://evil.example"}, "api_base"),
+    (lambda t: t | {"rows": [t["rows"][0] | {"signals": {"not_a_signal": 1.0}}]}, "unknown signal"),
+    (lambda t: t | {"rows": [t["rows"][0] | {"expected": "delete"}]}, "expected"),
+    (lambda t: t | {"format": "pickle"}, "format"),
+    (lambda t: t | {"rows": []}, "rows"),
+])
+def test_a_crafted_signals_table_is_refused_naming_the_problem(tmp_path, change, message):
+    from askfirst.evaluation.signals_table import write_signals_table
+
+    table = tmp_path / "t.json"
+    write_signals_table(policy_questions(_run_folder(tmp_path / "run", n=6)), table)
+    table.write_text(json.dumps(change(json.loads(table.read_text()))))
+    with pytest.raises(DataError, match=message):
+        policy_questions(table)
+    (tmp_path / "nan.json").write_text(table.read_text().replace("0.", "NaN, \"x\": 0.", 1))
+    with pytest.raises(DataError, match="not a signals table"):
+        policy_questions(tmp_path / "nan.json")
+
+
+def test_selection_by_route_accuracy_or_macro_accuracy_is_recorded_per_fold():
+    rows = [_question(i) for i in range(60)]
+    for select_by in ("route", "macro"):
+        result = cross_validate(rows, folds=3, select_by=select_by)
+        assert result["select_by"] == select_by
+        assert all(s["class_weight"] in ("balanced", "natural") and s["C"] > 0 for s in result["settings_per_fold"])
+    with pytest.raises(DataError, match="select_by"):
+        cross_validate(rows, folds=3, select_by="accuracy_on_the_test_fold")

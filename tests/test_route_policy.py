@@ -87,6 +87,16 @@ def test_fit_learns_the_signals_that_separate_routes_and_round_trips_through_jso
     assert policy.weights()["clarify"]["dangling"] > 0
 
 
+def test_natural_weights_favour_the_common_route_where_balanced_weights_favour_the_rare_one():
+    rows = [{"p_answerable": 0.4 + 0.2 * (i % 2)} for i in range(40)]
+    routes = ["idk" if i % 10 == 1 else "answer" for i in range(40)]  # 4 idk, all at 0.6, among 20 answers at 0.6
+    natural, balanced = (fit_policy(rows, routes, class_weight=w) for w in ("natural", "balanced"))
+    assert natural.route({"p_answerable": 0.6})[0] == "answer" and balanced.route({"p_answerable": 0.6})[0] == "idk"
+    assert RoutePolicy.from_json(natural.to_json()).class_weight == "natural"
+    with pytest.raises(PolicyError, match="class_weight"):
+        fit_policy(rows, routes, class_weight="pickle")
+
+
 def test_fit_needs_two_routes():
     with pytest.raises(PolicyError, match="two routes"):
         fit_policy([{"p_answerable": 1.0}] * 3, ["answer"] * 3)
@@ -101,6 +111,7 @@ def test_fit_needs_two_routes():
     ({"coef": [[1.0]]}, "shapes"),
     ({"endpoint": "http://evil.example"}, "Extra inputs"),
     ({"kind": "pickle"}, "kind"),
+    ({"class_weight": "custom"}, "class_weight"),
 ])
 def test_a_crafted_policy_is_refused(change, message):
     policy = fit_policy(*_rows()).to_json()

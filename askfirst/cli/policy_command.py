@@ -11,25 +11,50 @@ import typer
 policy_app = typer.Typer(no_args_is_help=True, help="The askfirst program's route policy, fitted on the signals an eval run with "
                                                     "askfirst.policy=fitted recorded (no LM calls).")
 
-RunsArg = Annotated[list[Path], typer.Argument(help="Eval run folders whose questions recorded signals (askfirst.policy=fitted).")]
-COption = Annotated[float | None, typer.Option("--C", help="The logistic regression's inverse regularisation strength, with the "
-                                                             "signal set --signals; default: both chosen by inner folds of the "
-                                                             "training questions only.")]
+RunsArg = Annotated[list[Path], typer.Argument(help="Eval run folders whose questions recorded signals (askfirst.policy=fitted), "
+                                                    "or signals tables (askfirst policy export).")]
+COption = Annotated[float | None, typer.Option("--C", help="The logistic regression's inverse regularisation strength, with "
+                                                             "--signals and --weights; default: all three chosen by inner folds "
+                                                             "of the training questions only.")]
 SignalsOption = Annotated[str, typer.Option("--signals", help="With --C: 'signals', or 'signals+rules' (the rules' route as a signal too).")]
+WeightsOption = Annotated[str, typer.Option("--weights", help="With --C: 'balanced' (each route weighs alike) or 'natural' (each question does).")]
+SelectOption = Annotated[str, typer.Option("--select-by", help="What the inner folds maximise when choosing: 'route' accuracy or "
+                                                                 "'macro' (the mean of per-route accuracies).")]
 
 
-def _settings(C: float | None, signals: str):
+def _settings(C: float | None, signals: str, weights: str):
+    from askfirst.programs.askfirst.policy import CLASS_WEIGHTS
     from askfirst.programs.askfirst.signals import SIGNAL_SETS
 
     if signals not in SIGNAL_SETS:
         raise typer.BadParameter(f"--signals is one of {', '.join(SIGNAL_SETS)}")
-    return None if C is None else (C, signals)
+    if weights not in CLASS_WEIGHTS:
+        raise typer.BadParameter(f"--weights is one of {', '.join(CLASS_WEIGHTS)}")
+    return None if C is None else (C, signals, weights)
+
+
+def _select_by(select_by: str) -> str:
+    from askfirst.evaluation.policy_cv import SELECT_BY
+
+    if select_by not in SELECT_BY:
+        raise typer.BadParameter(f"--select-by is one of {', '.join(SELECT_BY)}")
+    return select_by
 
 
 def _rows(runs: list[Path]) -> list[dict]:
+    """The questions of every run or table, pooled: a conversation in two of them (chunks of one question set) is one
+    conversation, so cross-validation keeps it in one fold."""
+    from askfirst.datasets.errors import DataError
     from askfirst.evaluation.policy_cv import policy_questions
 
-    return [row | {"conversation": f"{run}:{row['conversation']}"} for run in runs for row in policy_questions(run)]
+    rows, seen = [], {}
+    for run in runs:
+        for row in policy_questions(run):
+            if row["id"] in seen:
+                raise DataError(f"question {row['id']} is in both {seen[row['id']]} and {run}")
+            seen[row["id"]] = run
+            rows.append(row)
+    return rows
 
 
 def _print_comparison(result: dict, *, title: str, first: str = "fitted") -> None:
@@ -55,13 +80,13 @@ def _print_comparison(result: dict, *, title: str, first: str = "fitted") -> Non
 @policy_app.command("cv")
 def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversations.")] = 5,
        seed: Annotated[int, typer.Option(help="Shuffles the conversations into folds.")] = 0, C: COption = None,
-       signals: SignalsOption = "signals",
+       signals: SignalsOption = "signals", weights: WeightsOption = "balanced", select_by: SelectOption = "route",
        out: Annotated[Path | None, typer.Option(help="Write the report (every held-out route too) as JSON here.")] = None) -> None:
     """K-fold cross-validation by conversation: a policy fitted on k-1 folds routes the fold it never saw, beside the
     rules' routes on the same signals."""
     from askfirst.evaluation.policy_cv import cross_validate
 
-    result = cross_validate(_rows(runs), folds=folds, seed=seed, settings=_settings(C, signals))
+    result = cross_validate(_rows(runs), folds=folds, seed=seed, settings=_settings(C, signals, weights), select_by=_select_by(select_by))
     _print_comparison(result, title=f"held-out routes, {folds} folds by conversation ({result['conversations']} conversations)")
     if out:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
@@ -70,7 +95,8 @@ def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversa
 @policy_app.command("fit")
 def fit(runs: RunsArg, out: Annotated[Path, typer.Option(help="Folder to write program.json to (a compiled program, for program.compiled).")],
         program: Annotated[Path | None, typer.Option(help="A compiled program whose prompts and demos to keep beside the policy.")] = None,
-        C: COption = None, signals: SignalsOption = "signals") -> None:
+        C: COption = None, signals: SignalsOption = "signals", weights: WeightsOption = "balanced",
+        select_by: SelectOption = "route") -> None:
     """Fit the route policy on every question of the runs and write it as a compiled program (plain JSON)."""
     from askfirst.cli.render import console
     from askfirst.optimizers.compile import PROGRAM_FILE, program_state_path
@@ -79,15 +105,15 @@ def fit(runs: RunsArg, out: Annotated[Path, typer.Option(help="Folder to write p
     from askfirst.run_dir import write_atomic
 
     rows = _rows(runs)
-    policy = fit_rows(rows, settings=_settings(C, signals))
+    policy = fit_rows(rows, settings=_settings(C, signals, weights), select_by=_select_by(select_by))
     state = json.loads(program_state_path(program).read_text(encoding="utf-8")) if program else {}
     state[POLICY_KEY] = policy.to_json()
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / PROGRAM_FILE, json.dumps(state, indent=2) + "\n")
-    console.print(f"fitted on {len(rows)} questions {policy.fitted_on} (C {policy.C}, {len(policy.features)} signals); wrote {out / PROGRAM_FILE} "
-                  f"(use it with --set program.compiled={out} --set askfirst.policy=fitted)")
-    for route, weights in policy.weights().items():
-        top = sorted(weights.items(), key=lambda kv: -abs(kv[1]))[:5]
+    console.print(f"fitted on {len(rows)} questions {policy.fitted_on} (C {policy.C}, {policy.class_weight} weights, "
+                  f"{len(policy.features)} signals); wrote {out / PROGRAM_FILE} (use it with --set program.compiled={out} --set askfirst.policy=fitted)")
+    for route, coefficients in policy.weights().items():
+        top = sorted(coefficients.items(), key=lambda kv: -abs(kv[1]))[:5]
         console.print(f"  {route}: " + ", ".join(f"{name} {w:+.2f}" for name, w in top))
 
 
@@ -105,3 +131,15 @@ def score(program: Annotated[Path, typer.Argument(help="A compiled program holdi
         raise DataError(f"{program}: holds no route policy (askfirst policy fit writes one)")
     policy = RoutePolicy.from_json(state[POLICY_KEY], where=str(program))
     _print_comparison(compare_routes(_rows(runs), policy), title=f"routes by {program}, unchanged", first="policy")
+
+
+@policy_app.command("export")
+def export(runs: RunsArg, out: Annotated[Path, typer.Option(help="The signals table to write (JSON).")],
+           source: Annotated[str, typer.Option(help="What the runs were recorded with, in words (config, commit, LM).")] = "") -> None:
+    """Write the runs' questions and their signals as one signals table: what cv, fit and score read, without the
+    passages, answers or prompts, so a fit can be reproduced and pooled without the LM pass that recorded it."""
+    from askfirst.cli.render import console
+    from askfirst.evaluation.signals_table import write_signals_table
+
+    table = write_signals_table(_rows(runs), out, source=source)
+    console.print(f"wrote {len(table.rows)} questions' signals to {out}")

@@ -3,7 +3,8 @@
 An eval run with ``askfirst.policy=fitted`` records every question's signals and the rules' route
 (``predictions.jsonl``) beside its expected route (``scores.jsonl``). Here the policy is fitted on k-1 folds of
 conversations and scored on the fold it never saw, so every figure is a held-out one; nothing is chosen on the fold
-it is scored on (the regularisation strength and the signal set are chosen by inner folds of the training folds).
+it is scored on (the regularisation strength, the signal set and the class weighting are chosen by inner folds of the
+training folds).
 """
 
 from __future__ import annotations
@@ -15,20 +16,24 @@ from pathlib import Path
 import numpy as np
 
 from askfirst.datasets.errors import DataError
+from askfirst.evaluation.signals_table import is_signals_table, read_signals_table
 from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores
 from askfirst.evaluation.stats import paired_bootstrap, proportion_ci
-from askfirst.programs.askfirst.policy import ROUTES, PolicyError, RoutePolicy, fit_policy
+from askfirst.programs.askfirst.policy import CLASS_WEIGHTS, ROUTES, PolicyError, RoutePolicy, fit_policy
 from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules
 
 
 def policy_questions(run_dir: Path) -> list[dict]:
     """Each scored question of an eval run (a stopped one's finished questions) with its signals: ``id``,
-    ``conversation``, ``expected``, ``signals``, ``rules`` (the rules' route on the same signals) and ``route``.
+    ``conversation``, ``expected``, ``signals``, ``rules`` (the rules' route on the same signals) and ``route``. A
+    signals table (a file ``askfirst policy export`` wrote) in place of the run folder gives its rows.
 
     Raises:
         DataError: The run recorded no signals (it ran with ``askfirst.policy=rules``, or is not an askfirst eval run),
             or a signal that is not a finite number (the question named).
     """
+    if is_signals_table(run_dir):
+        return [row | {"signals": with_rules(row["signals"], row["rules"])} for row in read_signals_table(run_dir)]
     records = read_finished(run_dir / PREDICTIONS_FILE)
     if (run_dir / "scores.jsonl").exists():
         scores = read_scores(run_dir)
@@ -82,62 +87,79 @@ def _per_route(expected: list[str], taken: list[str]) -> dict[str, dict]:
 
 
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)  # what select_settings chooses C from
-Settings = tuple[float, str]  # (C, a name of signals.SIGNAL_SETS)
+Settings = tuple[float, str, str]  # (C, a name of signals.SIGNAL_SETS, a class weighting of policy.CLASS_WEIGHTS)
+SELECT_BY = ("route", "macro")  # what select_settings maximises: route accuracy, or the mean of per-route accuracies
+DEFAULT_SETTINGS: Settings = (1.0, "signals", "balanced")
 
 
-def select_settings(rows: list[dict], *, folds: int = 3, seed: int = 0, grid: tuple[float, ...] = C_GRID) -> Settings:
-    """The regularisation strength and signal set with the best macro accuracy (the mean of per-route accuracies) over
-    ``folds`` inner folds of ``rows`` by conversation: chosen on these rows only, never on a fold a figure is reported
-    on. Ties go to the smaller C and the first set; with too few conversations for inner folds, ``(1.0, "signals")``."""
-    default: Settings = (1.0, "signals")
+def _score(expected: list[str], taken: list[str], select_by: str) -> float:
+    if select_by == "route":
+        return float(np.mean([t == e for t, e in zip(taken, expected)]))
+    return float(np.mean([v["share"] for v in _per_route(expected, taken).values()]))
+
+
+def select_settings(rows: list[dict], *, folds: int = 3, seed: int = 0, grid: tuple[float, ...] = C_GRID,
+                    select_by: str = "route") -> Settings:
+    """The regularisation strength, signal set and class weighting with the best ``select_by`` score over ``folds``
+    inner folds of ``rows`` by conversation: chosen on these rows only, never on a fold a figure is reported on. Ties go
+    to the first of each (the smaller C); with too few conversations for inner folds, ``DEFAULT_SETTINGS``."""
+    if select_by not in SELECT_BY:
+        raise DataError(f"select_by is one of {', '.join(SELECT_BY)}, not {select_by!r}")
     if len({r["conversation"] for r in rows}) < folds:
-        return default
+        return DEFAULT_SETTINGS
     inner = conversation_folds(rows, folds=folds, seed=seed)
     expected = [r["expected"] for r in rows]
-    best, best_score = default, -1.0
-    for name in SIGNAL_SETS:
-        for C in grid:
-            try:
-                taken = _held_out(rows, inner, C=C, features=name)
-            except PolicyError:  # an inner training fold with one route
-                return default
-            score = float(np.mean([v["share"] for v in _per_route(expected, taken).values()]))
-            if score > best_score + 1e-9:
-                best, best_score = (C, name), score
+    best, best_score = DEFAULT_SETTINGS, -1.0
+    for weighting in CLASS_WEIGHTS:
+        for name in SIGNAL_SETS:
+            for C in grid:
+                try:
+                    taken = _held_out(rows, inner, settings=(C, name, weighting))
+                except PolicyError:  # an inner training fold with one route
+                    return DEFAULT_SETTINGS
+                score = _score(expected, taken, select_by)
+                if score > best_score + 1e-9:
+                    best, best_score = (C, name, weighting), score
     return best
 
 
-def _held_out(rows: list[dict], folds: list[np.ndarray], *, C: float, features: str) -> list[str]:
+def _fit(rows: list[dict], settings: Settings) -> RoutePolicy:
+    C, features, weighting = settings
+    return fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C, features=SIGNAL_SETS[features], class_weight=weighting)
+
+
+def _held_out(rows: list[dict], folds: list[np.ndarray], *, settings: Settings) -> list[str]:
     """Each row's route by a policy fitted on the other folds."""
     taken: list[str] = [""] * len(rows)
     for test in folds:
         held = set(test.tolist())
-        train = [r for i, r in enumerate(rows) if i not in held]
-        policy = fit_policy([r["signals"] for r in train], [r["expected"] for r in train], C=C, features=SIGNAL_SETS[features])
+        policy = _fit([r for i, r in enumerate(rows) if i not in held], settings)
         for i in test:
             taken[i] = policy.route(rows[i]["signals"])[0]
     return taken
 
 
-def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings: Settings | None = None) -> dict:
+def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings: Settings | None = None,
+                   select_by: str = "route") -> dict:
     """Held-out routes of a policy fitted fold by fold, and the rules' routes on the same questions: each one's route
     accuracy, per-route accuracy (Wilson CIs), macro accuracy and the paired bootstrap of the difference. With
-    ``settings`` None each outer fold's C and signal set are chosen by ``select_settings`` on its training questions alone."""
+    ``settings`` None each outer fold's settings are chosen by ``select_settings`` (maximising ``select_by``) on its
+    training questions alone."""
     fold_of = conversation_folds(rows, folds=folds, seed=seed)
     predicted: list[str] = [""] * len(rows)
     chosen = []
     for test in fold_of:
         held = set(test.tolist())
         train = [r for i, r in enumerate(rows) if i not in held]
-        C, features = select_settings(train, seed=seed) if settings is None else settings
-        chosen.append({"C": C, "signals": features})
+        fold_settings = select_settings(train, seed=seed, select_by=select_by) if settings is None else settings
+        chosen.append(dict(zip(("C", "signals", "class_weight"), fold_settings)))
         try:
-            policy = fit_policy([r["signals"] for r in train], [r["expected"] for r in train], C=C, features=SIGNAL_SETS[features])
+            policy = _fit(train, fold_settings)
         except PolicyError as exc:  # a training fold with one route: say so rather than guess
             raise DataError(f"a training fold cannot be fitted ({exc}); use fewer folds") from None
         for i in test:
             predicted[i] = policy.route(rows[i]["signals"])[0]
-    return {"folds": folds, "seed": seed, "settings_per_fold": chosen, **_comparison(rows, predicted, "fitted"),
+    return {"folds": folds, "seed": seed, "select_by": select_by, "settings_per_fold": chosen, **_comparison(rows, predicted, "fitted"),
             "held_out": [{"id": r["id"], "expected": r["expected"], "fitted": p, "rules": r["rules"]} for r, p in zip(rows, predicted)]}
 
 
@@ -168,8 +190,7 @@ def _confusion(expected: list[str], taken: list[str]) -> dict[str, dict[str, int
     return {e: dict(sorted(c.items())) for e, c in sorted(table.items())}
 
 
-def fit_rows(rows: list[dict], *, settings: Settings | None = None, seed: int = 0) -> RoutePolicy:
+def fit_rows(rows: list[dict], *, settings: Settings | None = None, seed: int = 0, select_by: str = "route") -> RoutePolicy:
     """The policy fitted on every row (what a shipped program uses; its expected accuracy is the cross-validated one),
     with ``settings`` chosen by ``select_settings`` on the same rows when not given."""
-    C, features = select_settings(rows, seed=seed) if settings is None else settings
-    return fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C, features=SIGNAL_SETS[features])
+    return _fit(rows, select_settings(rows, seed=seed, select_by=select_by) if settings is None else settings)

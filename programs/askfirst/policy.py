@@ -1,8 +1,8 @@
 """The route policy: the one place the askfirst program decides, from the signals its stages recorded, what to do.
 
 A fitted policy is a multinomial logistic regression over the named signals of ``signals.py`` (standardised), fitted
-by scikit-learn with balanced class weights (every route counts alike, as per-class route accuracy does) and stored as
-plain JSON in the compiled program, read back through a schema check. Today's hand-set rules stay as
+by scikit-learn with balanced class weights (every route counts alike, as per-class route accuracy does) or the
+questions' own mix (every question counts alike, as route accuracy does), and stored as plain JSON in the compiled program, read back through a schema check. Today's hand-set rules stay as
 :func:`rules_route`, the fallback where no fitted policy exists and the baseline a fitted one is compared with.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -19,6 +20,7 @@ from askfirst.programs.askfirst.signals import FEATURES
 ROUTES = ("answer", "partial", "clarify", "idk")
 POLICY_KEY = "route_policy"  # its key in a compiled program's state JSON
 KIND = "logistic"
+CLASS_WEIGHTS = ("balanced", "natural")  # every route counts alike / every question counts alike
 
 
 class PolicyError(ValueError):
@@ -44,6 +46,7 @@ class RoutePolicy(BaseModel):
     coef: list[list[float]]
     intercept: list[float]
     C: float = Field(1.0, gt=0)
+    class_weight: Literal[CLASS_WEIGHTS] = "balanced"
     fitted_on: dict[str, int] = {}
 
     @model_validator(mode="after")
@@ -101,8 +104,12 @@ class RoutePolicy(BaseModel):
         return {route: dict(zip(self.features, row)) for route, row in zip(routes, self.coef)}
 
 
-def fit_policy(rows: list[dict[str, float]], routes: list[str], *, C: float = 1.0, features: tuple[str, ...] = tuple(FEATURES)) -> RoutePolicy:
+def fit_policy(rows: list[dict[str, float]], routes: list[str], *, C: float = 1.0, features: tuple[str, ...] = tuple(FEATURES),
+               class_weight: str = "balanced") -> RoutePolicy:
     """Fit a policy to questions' ``rows`` of signals and their expected ``routes``.
+
+    Args:
+        class_weight: ``balanced`` (each route weighs alike) or ``natural`` (each question weighs alike).
 
     Raises:
         PolicyError: Fewer than two routes among the questions, or no questions.
@@ -115,10 +122,12 @@ def fit_policy(rows: list[dict[str, float]], routes: list[str], *, C: float = 1.
     x = np.array([[float(r.get(f, 0.0)) for f in features] for r in rows])
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0  # a signal constant on the training questions carries no weight
-    model = LogisticRegression(C=C, class_weight="balanced", max_iter=2000)
+    if class_weight not in CLASS_WEIGHTS:
+        raise PolicyError(f"class_weight is one of {', '.join(CLASS_WEIGHTS)}, not {class_weight!r}")
+    model = LogisticRegression(C=C, class_weight="balanced" if class_weight == "balanced" else None, max_iter=2000)
     model.fit((x - mean) / scale, routes)
     return RoutePolicy(features=list(features), routes=[str(c) for c in model.classes_], mean=mean.tolist(), scale=scale.tolist(),
-                       coef=model.coef_.tolist(), intercept=model.intercept_.tolist(), C=C, fitted_on=dict(sorted(counts.items())))
+                       coef=model.coef_.tolist(), intercept=model.intercept_.tolist(), C=C, class_weight=class_weight, fitted_on=dict(sorted(counts.items())))
 
 
 def rules_route(extras: dict, *, label: str | None, assessed: str, follow_up: bool, config, unanswerable_route: str = "idk") -> str:
