@@ -82,8 +82,10 @@ def test_the_cli_cross_validates_fits_a_compiled_program_and_scores_a_transfer_s
     assert result.exit_code == 0, result.output
     state = json.loads((tmp_path / "compiled" / "program.json").read_text())
     assert state[POLICY_KEY]["fitted_on"] == dict(sorted(Counter(_question(i)["expected"] for i in range(60)).items()))
-    result = runner.invoke(app, ["policy", "score", str(tmp_path / "compiled"), str(other)])
+    result = runner.invoke(app, ["policy", "score", str(tmp_path / "compiled"), str(other), "--plot", str(tmp_path / "score.svg")])
     assert result.exit_code == 0 and "route accuracy" in result.output
+    svg = (tmp_path / "score.svg").read_text()
+    assert svg.startswith("<?xml") and "route accuracy" in svg and "clarify" in svg
 
     _, program, _, _ = run(schema_lm, "How much is the lab fee?", "askfirst.policy=fitted")
     load_compiled(program, tmp_path / "compiled")
@@ -110,10 +112,12 @@ def test_a_signals_table_reads_back_as_the_runs_it_was_exported_from(tmp_path):
     table = tmp_path / "t.json"
     assert policy_questions(table) == policy_questions(first) + policy_questions(second)
     for args in ([str(first), str(second)], [str(table)]):
-        result = runner.invoke(app, ["policy", "cv", *args, "--folds", "4", "--out", str(tmp_path / "cv.json")])
+        result = runner.invoke(app, ["policy", "cv", *args, "--folds", "4", "--out", str(tmp_path / "cv.json"),
+                                     "--plot", str(tmp_path / f"cv{len(args)}.svg")])
         assert result.exit_code == 0, result.output
         report = json.loads((tmp_path / "cv.json").read_text())
         assert report["conversations"] == 20  # conversation c10 has questions in both chunks: one conversation, one fold
+    assert (tmp_path / "cv1.svg").read_text() == (tmp_path / "cv2.svg").read_text()  # the same result draws the same file
     result = runner.invoke(app, ["policy", "cv", str(first), str(table)])
     assert result.exit_code != 0 and "is in both" in str(result.exception)
 

@@ -18,6 +18,7 @@ COption = Annotated[float | None, typer.Option("--C", help="The logistic regress
                                                              "of the training questions only.")]
 SignalsOption = Annotated[str, typer.Option("--signals", help="With --C: 'signals', or 'signals+rules' (the rules' route as a signal too).")]
 WeightsOption = Annotated[str, typer.Option("--weights", help="With --C: 'balanced' (each route weighs alike) or 'natural' (each question does).")]
+PlotOption = Annotated[Path | None, typer.Option("--plot", help="Also draw per-route accuracy, beside the rules', as an SVG here.")]
 SelectOption = Annotated[str, typer.Option("--select-by", help="What the inner folds maximise when choosing: 'route' accuracy or "
                                                                  "'macro' (the mean of per-route accuracies).")]
 
@@ -81,13 +82,19 @@ def _print_comparison(result: dict, *, title: str, first: str = "fitted") -> Non
 def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversations.")] = 5,
        seed: Annotated[int, typer.Option(help="Shuffles the conversations into folds.")] = 0, C: COption = None,
        signals: SignalsOption = "signals", weights: WeightsOption = "balanced", select_by: SelectOption = "route",
-       out: Annotated[Path | None, typer.Option(help="Write the report (every held-out route too) as JSON here.")] = None) -> None:
+       out: Annotated[Path | None, typer.Option(help="Write the report (every held-out route too) as JSON here.")] = None,
+       plot: PlotOption = None) -> None:
     """K-fold cross-validation by conversation: a policy fitted on k-1 folds routes the fold it never saw, beside the
     rules' routes on the same signals."""
     from askfirst.evaluation.policy_cv import cross_validate
 
     result = cross_validate(_rows(runs), folds=folds, seed=seed, settings=_settings(C, signals, weights), select_by=_select_by(select_by))
-    _print_comparison(result, title=f"held-out routes, {folds} folds by conversation ({result['conversations']} conversations)")
+    title = f"held-out routes, {folds} folds by conversation ({result['conversations']} conversations)"
+    _print_comparison(result, title=title)
+    if plot:
+        from askfirst.evaluation.route_plot import plot_route_accuracy
+
+        plot_route_accuracy(result, plot, first="fitted", title=title)
     if out:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
@@ -119,7 +126,7 @@ def fit(runs: RunsArg, out: Annotated[Path, typer.Option(help="Folder to write p
 
 @policy_app.command("score")
 def score(program: Annotated[Path, typer.Argument(help="A compiled program holding a route policy (run folder or program.json).")],
-          runs: RunsArg) -> None:
+          runs: RunsArg, plot: PlotOption = None) -> None:
     """Route the runs' questions by a fitted policy, unchanged (a transfer set), beside the rules' routes on the same signals."""
     from askfirst.datasets.errors import DataError
     from askfirst.evaluation.policy_cv import compare_routes
@@ -130,7 +137,12 @@ def score(program: Annotated[Path, typer.Argument(help="A compiled program holdi
     if POLICY_KEY not in state:
         raise DataError(f"{program}: holds no route policy (askfirst policy fit writes one)")
     policy = RoutePolicy.from_json(state[POLICY_KEY], where=str(program))
-    _print_comparison(compare_routes(_rows(runs), policy), title=f"routes by {program}, unchanged", first="policy")
+    result, title = compare_routes(_rows(runs), policy), f"routes by {program}, unchanged"
+    _print_comparison(result, title=title, first="policy")
+    if plot:
+        from askfirst.evaluation.route_plot import plot_route_accuracy
+
+        plot_route_accuracy(result, plot, first="policy", title=title)
 
 
 @policy_app.command("export")
