@@ -8,11 +8,11 @@ A grid file (YAML)::
     reference: full            # the cell every other is compared with (default: the first)
     cells:                     # named cells: overrides in dotted form ...
       full: {}
-      k1: {program.iterations: 1}
+      k1: {notes.iterations: 1}
       compiled: {program.compiled: runs/compile-…/program.json}
     grid:                      # ... and/or a cartesian product, one cell per combination
-      program.notes: [true, false]
-      program.reranker: [true, false]
+      notes.build: [true, false]
+      notes.reranker: [true, false]
     only: [full, k1]           # optional: run just these cells (``askfirst ablate --cells full,k1``)
 
 ``program_state`` (older grids) is ``program.compiled``: the compiled program loaded into that cell.

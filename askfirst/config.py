@@ -6,6 +6,7 @@ config is written into each run's folder so the run can be reproduced.
 
 from __future__ import annotations
 
+import logging
 import os
 from functools import cache
 from importlib import resources
@@ -17,6 +18,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from askfirst.retrieval.lexical import LexicalKind
+
+logger = logging.getLogger(__name__)
 
 
 class ConfigError(ValueError):
@@ -95,14 +98,9 @@ class RetrieverConfig(ConfigSection):
 
 
 class ProgramConfig(ConfigSection):
-    """Which program runs, the limits every program shares, and the iterative-notes program's switches and sizes."""
+    """Which program runs and the limits and routing settings every program shares."""
 
     kind: str = Field("notes_rag", description="Which registered program runs (`askfirst programs` lists them): notes_rag, clarion, urasys, r2rag, mafrag, ...")
-    iterations: int = Field(3, ge=1, le=10, description="K: rounds of query generation -> retrieval -> notes.")
-    queries_per_iteration: int = Field(3, ge=1, le=6, description="Queries the notes loop's query generator writes per iteration.")
-    notes: bool = Field(True, description="Build notes between iterations; off means queries see only the question.")
-    reranker: bool = Field(True, description="LM listwise re-ranking of the pooled candidates.")
-    router: bool = Field(True, description="Answerability classifier + router; off means always the complete-answer responder.")
     evidence_k: int = Field(5, ge=1, description="Passages in the final evidence set.")
     rerank_candidates: int = Field(10, ge=1, description="Pooled candidates shown to the re-ranker.")
     passage_chars: int = Field(600, ge=50, description="Passage text shown to the LM is cut to this many characters.")
@@ -326,7 +324,7 @@ def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] |
 
     Args:
         path: A YAML file; ``None`` uses the built-in defaults.
-        overrides: Strings such as ``program.iterations=1``.
+        overrides: Strings such as ``notes.iterations=1``.
 
     Raises:
         ConfigError: The file (or a base) is missing, malformed or its own base, a key is unknown, or a value has the wrong type.
@@ -336,6 +334,29 @@ def load_config(path: str | os.PathLike | None = None, *, overrides: list[str] |
     if path is not None:
         tree, origin = _read_tree(Path(path)), str(path)
     return config_from_tree(tree, overrides, origin=origin)
+
+
+MOVED = {  # settings that left the program section, and where they are now
+    "iterations": "notes.iterations", "queries_per_iteration": "notes.queries_per_iteration", "notes": "notes.build",
+    "reranker": "notes.reranker", "router": "notes.router",
+}
+
+
+def _move_settings(tree: dict, origin: str) -> None:
+    """Move the settings of ``MOVED`` in ``tree`` (a config or run folder from before the move) to their new place.
+
+    Raises:
+        ConfigError: A setting is given at both places with different values.
+    """
+    program = tree.get("program")
+    for key in [k for k in MOVED if isinstance(program, dict) and k in program]:
+        section, name = MOVED[key].split(".")
+        value, new = program.pop(key), tree.setdefault(section, {})
+        if isinstance(new, dict) and name in new and new[name] != value:
+            raise ConfigError(f"{origin}: program.{key} (now {MOVED[key]}) is given at both places, with different values")
+        if isinstance(new, dict):
+            new.setdefault(name, value)
+        logger.warning("%s: program.%s is now %s", origin, key, MOVED[key])
 
 
 def config_from_tree(tree: dict, overrides: list[str] | tuple[str, ...] = (), *, origin: str) -> AskFirstConfig:
@@ -349,6 +370,7 @@ def config_from_tree(tree: dict, overrides: list[str] | tuple[str, ...] = (), *,
             raise ConfigError(f"override {item!r} must look like section.key=value")
         key, value = item.split("=", 1)
         _set_dotted(tree, key.strip(), _parse_value(key.strip(), value.strip()))
+    _move_settings(tree, origin)
     try:
         return _full_config_model().model_validate(tree)
     except ValidationError as exc:

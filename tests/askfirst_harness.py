@@ -69,7 +69,7 @@ def scoring_lm(logprobs: dict[str, float]):
 
 def run(schema_lm, question, *overrides, script=None, retriever=None, cosines=None, topics=None, rewrite_demos=()):
     retriever = retriever or ListRetriever()
-    config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "program.iterations=1", *overrides])
+    config = load_config(overrides=["program.kind=askfirst", "notes.reranker=false", "notes.iterations=1", *overrides])
     dense = QueryCosines(cosines or {}, topics)
     program = Registry(Resources(retriever=retriever, store=dense, embedder=dense)).build("askfirst", config)
     if rewrite_demos:

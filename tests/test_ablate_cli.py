@@ -8,7 +8,7 @@ from askfirst.config import load_config
 
 from tests.test_compile_cli import fake_lm, run_cli  # noqa: F401 - fixture
 
-GRID = "reference: full\nlimit: 3\ncells:\n  full: {}\n  no_router: {program.router: false}\n"
+GRID = "reference: full\nlimit: 3\ncells:\n  full: {}\n  no_router: {notes.router: false}\n"
 
 
 def _answered(run_dir, cell):
@@ -18,7 +18,7 @@ def _answered(run_dir, cell):
 def test_interrupted_ablation_resumes_and_extends(monkeypatch, capsys, tmp_path, fake_lm):  # noqa: F811
     grid = tmp_path / "grid.yaml"
     grid.write_text(GRID)
-    common = ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
+    common = ["--set", f"runs_dir={tmp_path}", "--set", "notes.iterations=1", "--set", "notes.reranker=false",
               "--set", "tracking.enabled=false"]
     fake_lm.stop_at = 8  # Ctrl-C part-way through the second question
     code, _, err = run_cli(monkeypatch, capsys, "ablate", str(grid), *common)
@@ -44,7 +44,7 @@ def test_set_overrides_the_grid_limit(monkeypatch, capsys, tmp_path, fake_lm):  
     grid = tmp_path / "grid.yaml"
     grid.write_text(GRID)
     code, out, err = run_cli(monkeypatch, capsys, "ablate", str(grid), "--set", "data.limit=1", "--set", f"runs_dir={tmp_path}",
-                             "--set", "program.iterations=1", "--set", "program.reranker=false", "--set", "tracking.enabled=false")
+                             "--set", "notes.iterations=1", "--set", "notes.reranker=false", "--set", "tracking.enabled=false")
     assert code == 0, err
     assert "2 cells x 1 questions" in out
 
@@ -57,8 +57,8 @@ def test_resume_needs_an_ablation_folder(monkeypatch, capsys, tmp_path):
 def _three_cell_grid(tmp_path):
     """GRID with a third cell, and the options that keep a fake-LM ablation small and untracked."""
     grid = tmp_path / "grid.yaml"
-    grid.write_text(GRID.replace("cells:\n", "cells:\n  no_notes: {program.notes: false}\n"))
-    return grid, ["--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1", "--set", "program.reranker=false",
+    grid.write_text(GRID.replace("cells:\n", "cells:\n  no_notes: {notes.build: false}\n"))
+    return grid, ["--set", f"runs_dir={tmp_path}", "--set", "notes.iterations=1", "--set", "notes.reranker=false",
                   "--set", "tracking.enabled=false"]
 
 
@@ -86,7 +86,7 @@ def test_resume_with_cells_adds_a_cell_on_the_same_questions(monkeypatch, capsys
     assert "adding cells no_notes" in err
     assert "no_notes" in out and not re.search(r"\] +full ", out)  # the new cell answered; full asked nothing again
     assert _answered(run_dir, "no_notes") == _answered(run_dir, "full")
-    assert load_config(run_dir / "no_notes" / "config.yaml").program.notes is False
+    assert load_config(run_dir / "no_notes" / "config.yaml").notes.build is False
     assert [r["cell"] for r in json.loads((run_dir / "comparison.json").read_text())] == ["no_notes", "full"]
     calls = fake_lm.calls
     code, out, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(run_dir))  # grid.yaml now records all three

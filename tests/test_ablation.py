@@ -26,18 +26,18 @@ reference: full
 limit: 3
 cells:
   full: {}
-  compiled: {program.compiled: runs/x/program.json, program.router: false}
+  compiled: {program.compiled: runs/x/program.json, notes.router: false}
   older: {program_state: runs/x/program.json}
 grid:
-  program.iterations: [1, 2]
-  program.notes: [true, false]
+  notes.iterations: [1, 2]
+  notes.build: [true, false]
 """))
     names = [c.name for c in spec.cells]
-    assert names[:3] == ["full", "compiled", "older"] and len(names) == 7 and "iterations=1,notes=false" in names
-    assert spec.cells[1].overrides == ["program.compiled=runs/x/program.json", "program.router=false"]
+    assert names[:3] == ["full", "compiled", "older"] and len(names) == 7 and "iterations=1,build=false" in names
+    assert spec.cells[1].overrides == ["program.compiled=runs/x/program.json", "notes.router=false"]
     assert spec.cells[2].overrides == ["program.compiled=runs/x/program.json"]  # an older grid's program_state is program.compiled
-    cell = next(c for c in spec.cells if c.name == "iterations=2,notes=true")
-    assert cell.overrides == ["program.iterations=2", "program.notes=true"] and spec.limit == 3
+    cell = next(c for c in spec.cells if c.name == "iterations=2,build=true")
+    assert cell.overrides == ["notes.iterations=2", "notes.build=true"] and spec.limit == 3
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -70,8 +70,8 @@ def test_paired_bootstrap():
 
 
 def test_run_cells_compares_each_cell_with_the_reference(tmp_path, retriever, schema_lm):
-    spec = load_spec(_write(tmp_path, "cells:\n  full: {}\n  no_router: {program.router: false}\n"))
-    configs = {c.name: load_config(overrides=[f"runs_dir={tmp_path}", "program.iterations=1", "program.reranker=false", *c.overrides])
+    spec = load_spec(_write(tmp_path, "cells:\n  full: {}\n  no_router: {notes.router: false}\n"))
+    configs = {c.name: load_config(overrides=[f"runs_dir={tmp_path}", "notes.iterations=1", "notes.reranker=false", *c.overrides])
                for c in spec.cells}
     examples = load_questions("demo", limit=3)
     lm = schema_lm({"queries": {"queries": ["q"]}, "label": {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.9},
@@ -88,16 +88,16 @@ def test_run_cells_compares_each_cell_with_the_reference(tmp_path, retriever, sc
 
 
 def test_run_cells_judges_each_cell_and_reports_judged_means(tmp_path, retriever, schema_lm):
-    spec = load_spec(_write(tmp_path, "cells:\n  a: {}\n  b: {program.notes: false}\n"))
-    configs = {c.name: load_config(overrides=[f"runs_dir={tmp_path}", "program.iterations=1", "program.reranker=false", *c.overrides])
+    spec = load_spec(_write(tmp_path, "cells:\n  a: {}\n  b: {notes.build: false}\n"))
+    configs = {c.name: load_config(overrides=[f"runs_dir={tmp_path}", "notes.iterations=1", "notes.reranker=false", *c.overrides])
                for c in spec.cells}
     examples = load_questions("demo", limit=2)
     lm = schema_lm({"queries": {"queries": ["q"]}, "label": {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.9}})
     judged = []
 
     def judge(cfg, result):  # as ambiguity_scores does: per-question rows in ambiguity.jsonl, their means in the summary
-        judged.append((cfg.program.notes, len(result.records)))
-        per_question = [0.0, 0.5] if cfg.program.notes else [0.5, 0.5]
+        judged.append((cfg.notes.build, len(result.records)))
+        per_question = [0.0, 0.5] if cfg.notes.build else [0.5, 0.5]
         rows = [{"id": rec["id"], "disambig_f1": f} for rec, f in zip(result.records, per_question, strict=True)]
         (result.run_dir / "ambiguity.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         result.summary["ambiguity"] = {"disambig_f1": sum(per_question) / 2}

@@ -45,7 +45,7 @@ def test_paraphrases_of_one_document_vote_once_and_an_unfound_document_joins_by_
 
 
 def program_with_faq(faq_hits, *overrides):
-    config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "askfirst.complexity_router=simple",
+    config = load_config(overrides=["program.kind=askfirst", "notes.reranker=false", "askfirst.complexity_router=simple",
                                     "askfirst.faq=true", "askfirst.faq_k=3", *overrides])
     dense = QueryCosines({})
     resources = Resources(retriever=ListRetriever(), store=dense, embedder=dense)

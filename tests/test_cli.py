@@ -17,7 +17,7 @@ def run_cli(monkeypatch, capsys, *args):
 
 
 def test_config_prints_resolved_yaml(monkeypatch, capsys):
-    code, out, _ = run_cli(monkeypatch, capsys, "config", "--set", "program.iterations=2")
+    code, out, _ = run_cli(monkeypatch, capsys, "config", "--set", "notes.iterations=2")
     assert code in (0, None) and "iterations: 2" in out
 
 

@@ -5,13 +5,14 @@ import json
 import dspy
 import pytest
 
-from askfirst.config import ConfigError, ProgramConfig, load_config
+from askfirst.config import ConfigError, load_config
 from askfirst.datasets.questions import load_questions
 from askfirst.optimizers.compile import compile_program, load_compiled, save_compiled, split_by_conversation
 from askfirst.optimizers.curves import instructions
 from askfirst.optimizers.demo_selection import interleaved_by_label, labels_agree, scored_with_demos
 from askfirst.optimizers.factory import build_optimizer, mipro_proposer_options
 from askfirst.optimizers.objectives import MeanOfMetrics, build_objective
+from askfirst.programs.notes_rag.config import NotesConfig
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
 SCRIPT = {
@@ -22,7 +23,7 @@ SCRIPT = {
 
 
 def _program(retriever):
-    return IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    return IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False), retries=0)
 
 
 def test_split_keeps_conversations_whole_and_is_stable():

@@ -52,8 +52,8 @@ def run_cli(monkeypatch, capsys, *args):
 
 def compile_args(tmp_path, *extra):
     return ["compile", "--limit", "8", "--optimizer", "gepa", "--objective", "both", "--set", f"runs_dir={tmp_path}",
-            "--set", "compile.auto=null", "--set", "compile.max_metric_calls=16", "--set", "program.iterations=1",
-            "--set", "program.reranker=false", *extra]
+            "--set", "compile.auto=null", "--set", "compile.max_metric_calls=16", "--set", "notes.iterations=1",
+            "--set", "notes.reranker=false", *extra]
 
 
 def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_path, fake_lm):
@@ -86,8 +86,8 @@ def test_compile_is_tracked_and_logs_a_servable_model(monkeypatch, capsys, tmp_p
 
 
 def test_eval_run_records_dspy_traces(monkeypatch, capsys, tmp_path, fake_lm):
-    code, _, err = run_cli(monkeypatch, capsys, "eval", "--limit", "2", "--set", f"runs_dir={tmp_path}", "--set", "program.iterations=1",
-                           "--set", "program.reranker=false")
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--limit", "2", "--set", f"runs_dir={tmp_path}", "--set", "notes.iterations=1",
+                           "--set", "notes.reranker=false")
     assert code == 0, err
 
     import mlflow
@@ -139,7 +139,7 @@ def test_an_eval_of_a_compiled_program_records_it_and_its_lm_calls_use_it(monkey
     from askfirst.optimizers.compile import save_compiled
     from askfirst.programs.registry import build_program
 
-    switches = ["--set", "program.kind=notes_rag", "--set", "program.iterations=1", "--set", "program.reranker=false"]
+    switches = ["--set", "program.kind=notes_rag", "--set", "notes.iterations=1", "--set", "notes.reranker=false"]
     program = build_program(load_config(overrides=[s for s in switches if s != "--set"]), Resources(retriever=retriever))
     program.router.classify.signature = program.router.classify.signature.with_instructions("Compiled: label it carefully.")
     (tmp_path / "compile-x").mkdir()
@@ -198,7 +198,7 @@ def test_serve_rebuilds_each_compiled_run_from_its_own_config(monkeypatch, capsy
     from askfirst.optimizers.compile import save_compiled
     from askfirst.programs.registry import build_program
 
-    run_config = load_config(overrides=[f"runs_dir={tmp_path}", "program.iterations=1", "program.reranker=false", "tracking.enabled=false"])
+    run_config = load_config(overrides=[f"runs_dir={tmp_path}", "notes.iterations=1", "notes.reranker=false", "tracking.enabled=false"])
     program = build_program(run_config, Resources(retriever=retriever))
     program.router.classify.signature = program.router.classify.signature.with_instructions("Compiled: label it carefully.")
     save_resolved(run_config, tmp_path / "compile-x")
@@ -218,7 +218,7 @@ def test_compile_fits_the_route_policy_on_recorded_signals_and_eval_uses_it(monk
     configure_with(monkeypatch, SchemaFollowingEngine(SCRIPT | {"passage_answers": {"passage_answers": []}}),
                    where="askfirst.session.configure_dspy")
     base = ["--set", f"runs_dir={tmp_path}", "--set", "program.kind=askfirst", "--set", "askfirst.policy=fitted",
-            "--set", "askfirst.complexity_router=simple", "--set", "program.reranker=false", "--set", "tracking.enabled=false"]
+            "--set", "askfirst.complexity_router=simple", "--set", "notes.reranker=false", "--set", "tracking.enabled=false"]
     code, out, err = run_cli(monkeypatch, capsys, "compile", "--optimizer", "policy", *base)
     assert code == 0, err
     run_dir = next(tmp_path.glob("compile-*"))

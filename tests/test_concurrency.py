@@ -4,9 +4,9 @@ import json
 
 import dspy
 
-from askfirst.config import ProgramConfig
 from askfirst.datasets.questions import load_questions
 from askfirst.evaluation.runner import PREDICTIONS_FILE, run_eval
+from askfirst.programs.notes_rag.config import NotesConfig
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
 SCRIPT = {
@@ -19,7 +19,7 @@ SCRIPT = {
 def _run(tmp_path, retriever, schema_lm, threads):
     examples = load_questions("demo", limit=12)
     tmp_path.mkdir(parents=True, exist_ok=True)
-    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    program = IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False), retries=0)
     with dspy.context(lm=schema_lm(SCRIPT), adapter=dspy.JSONAdapter()):  # worker threads must see these settings
         return examples, run_eval(program, examples, run_dir=tmp_path, threads=threads)
 
@@ -54,7 +54,7 @@ def test_records_carry_tokens_and_the_server_reports_real_usage(tmp_path, retrie
 
     lm = dspy.LM("test/tokens", engine=Counting(SCRIPT), cache=False)
     examples = load_questions("demo", limit=2)
-    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    program = IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False), retries=0)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         result = run_eval(program, examples, run_dir=tmp_path)
     assert [(r["tokens_in"], r["tokens_out"]) for r in result.records] == [(300, 21), (300, 21)]  # three calls each

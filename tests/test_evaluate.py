@@ -103,12 +103,12 @@ def test_demo_gold_passages_exist_in_the_demo_corpus():
 
 def test_lm_calls_are_counted_per_question(tmp_path, use_dummy_lm, retriever):
     """Every LM call of every step is counted, whichever LM a predictor uses."""
-    from askfirst.config import ProgramConfig
+    from askfirst.programs.notes_rag.config import NotesConfig
     from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
     qs = load_questions("demo", limit=1)
     use_dummy_lm([{"queries": ["q"]}, {"answer": "EUR 4,200", "cited_ids": ["fees-lab"]}])
-    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False, router=False), retries=0)
+    program = IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False, router=False), retries=0)
     result = run_eval(program, qs, run_dir=tmp_path)
     assert result.records[0]["lm_calls"] == 2 and result.summary["lm_calls_per_question"] == 2
 

@@ -13,7 +13,7 @@ from askfirst.programs.registry import build_program
 
 
 def _program(retriever):
-    return build_program(load_config(overrides=["program.iterations=1", "program.reranker=false"]), Resources(retriever=retriever))
+    return build_program(load_config(overrides=["notes.iterations=1", "notes.reranker=false"]), Resources(retriever=retriever))
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def test_saved_with_its_changed_steps_a_compiled_program_names_only_them(tmp_pat
 
 def test_program_compiled_loads_the_state_as_the_program_is_built(saved, retriever):
     path, _ = saved
-    config = load_config(overrides=["program.iterations=1", "program.reranker=false", f"program.compiled={path.parent}"])
+    config = load_config(overrides=["notes.iterations=1", "notes.reranker=false", f"program.compiled={path.parent}"])
     program = build_program(config, Resources(retriever=retriever))
     assert program.router.classify.signature.instructions == "Compiled instruction."
     assert _program(retriever).router.classify.signature.instructions != "Compiled instruction."  # and only then
@@ -120,7 +120,7 @@ def test_a_shipped_compiled_program_loads_by_its_name(saved, retriever, monkeypa
     monkeypatch.setattr("askfirst.optimizers.compile.SHIPPED_DIR", tmp_path.parent)
     name = f"askfirst:{tmp_path.name}"  # the folder holding program.json, as askfirst/compiled/<name>/ holds it
     assert program_state_path(name) == path
-    built = build_program(load_config(overrides=["program.iterations=1", "program.reranker=false", f"program.compiled={name}"]), Resources(retriever=retriever))
+    built = build_program(load_config(overrides=["notes.iterations=1", "notes.reranker=false", f"program.compiled={name}"]), Resources(retriever=retriever))
     assert built.router.classify.signature.instructions == "Compiled instruction."
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from askfirst.config import ProgramConfig
 from askfirst.programs.common.conversation import ConversationError
+from askfirst.programs.notes_rag.config import NotesConfig
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 from askfirst.programs.common.reranker import ListwiseReranker
 from askfirst.programs.common.routes import IDK_MESSAGE
@@ -19,7 +20,8 @@ def _label(label, confidence=0.9):
 
 
 def _program(retriever, **switches):
-    return IterativeNotesRAG(retriever, ProgramConfig(**switches), retries=1)
+    notes = {k: v for k, v in switches.items() if k in NotesConfig.model_fields}
+    return IterativeNotesRAG(retriever, NotesConfig(**notes), ProgramConfig(**{k: v for k, v in switches.items() if k not in notes}), retries=1)
 
 
 def _prompts(lm):
@@ -74,13 +76,13 @@ def test_zero_passages_short_circuit_to_idk_without_classifier_call(empty_retrie
 
 def test_everything_switched_off_is_plain_rag(retriever, use_dummy_lm):
     lm = use_dummy_lm([Q, COMPLETE])
-    pred = _program(retriever, iterations=1, notes=False, reranker=False, router=False)(conversation="Lab fee?")
+    pred = _program(retriever, iterations=1, build=False, reranker=False, router=False)(conversation="Lab fee?")
     assert pred.route == "answer" and pred.label is None and len(lm.history) == 2
 
 
 def test_notes_off_means_no_notes_builder_and_empty_notes(retriever, use_dummy_lm):
     lm = use_dummy_lm([Q, {"queries": ["another query"]}, COMPLETE])
-    _program(retriever, iterations=2, notes=False, reranker=False, router=False)(conversation="Lab fee?")
+    _program(retriever, iterations=2, build=False, reranker=False, router=False)(conversation="Lab fee?")
     prompts = _prompts(lm)
     assert len(prompts) == 3 and "key_findings" not in "".join(prompts)
     assert "[[ ## notes ## ]]\n\n\n" in prompts[1]  # round two's generator got empty notes

@@ -142,7 +142,7 @@ def unanswerable_tasks(n):
 
 def compiled_with(tmp_path, engine, *overrides, trainset=None, dense=None):
     human_set(tmp_path)
-    config = load_config(overrides=["program.kind=askfirst", "program.reranker=false", "askfirst.ambiguity=off", f"runs_dir={tmp_path}",
+    config = load_config(overrides=["program.kind=askfirst", "notes.reranker=false", "askfirst.ambiguity=off", f"runs_dir={tmp_path}",
                                     f"data.shared_data_dir={tmp_path}", "compile.optimizer=rewrite_demos", "compile.objective=recall",
                                     "compile.max_demos=2", "compile.num_candidates=2", *overrides])
     program = Registry(Resources(retriever=WordRetriever(), store=dense, embedder=dense)).build("askfirst", config)

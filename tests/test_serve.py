@@ -11,7 +11,7 @@ import pytest
 import uvicorn
 from openai import NotFoundError, OpenAI
 
-from askfirst.config import ProgramConfig
+from askfirst.programs.notes_rag.config import NotesConfig
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 from askfirst.serve.app import Variant, create_app
 from tests.conftest import SchemaFollowingEngine
@@ -24,7 +24,7 @@ SCRIPT = {
 
 
 def _variant(retriever, schema_lm):
-    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    program = IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False), retries=0)
     return Variant(program, schema_lm(SCRIPT), dspy.JSONAdapter())
 
 
@@ -261,7 +261,7 @@ def _stream_events(url, script=None):
 
 
 def _piecewise_server(retriever, script):
-    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    program = IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False), retries=0)
     lm = dspy.LM("test/piecewise", engine=PiecewiseEngine(script), cache=False)
     return _serve(create_app({"askfirst": Variant(program, lm, dspy.JSONAdapter())}))
 

@@ -8,6 +8,7 @@ from askfirst.config import ProgramConfig
 from askfirst.optimizers.threshold import tune_threshold
 from askfirst.programs.common.answerability import p_answerable, route_for
 from askfirst.evaluation.mtrag_judges import MTRAGJudges
+from askfirst.programs.notes_rag.config import NotesConfig
 from askfirst.programs.notes_rag.program import IterativeNotesRAG
 
 
@@ -24,7 +25,7 @@ def test_route_for(label, conf, threshold, route):
 def test_threshold_reaches_the_program(retriever, use_dummy_lm):
     use_dummy_lm([{"queries": ["q"]}, {"answering_sentences": [], "label": "UNANSWERABLE", "confidence": 0.3},
                   {"answer": "EUR 85", "cited_ids": ["fees-lab"]}])
-    pred = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False, answer_threshold=0.5), retries=0)(conversation="Lab fee?")
+    pred = IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False), ProgramConfig(answer_threshold=0.5), retries=0)(conversation="Lab fee?")
     assert pred.route == "answer" and pred.answer == "EUR 85"
     assert p_answerable("UNANSWERABLE", 0.3) == pytest.approx(0.7)
 
@@ -48,7 +49,7 @@ def test_tuning_picks_the_threshold_with_the_best_hm(retriever, schema_lm):
         "claims": {"claims": ["c"], "verdicts": ["supported"]},
         "rating": {"rating": 10},
     }
-    program = IterativeNotesRAG(retriever, ProgramConfig(iterations=1, reranker=False), retries=0)
+    program = IterativeNotesRAG(retriever, NotesConfig(iterations=1, reranker=False), retries=0)
     with dspy.context(lm=schema_lm(scripted), adapter=dspy.JSONAdapter()):
         result = tune_threshold(program, valset, MTRAGJudges(OneDimEmbedder(), similarity="minilm"), candidates=(0.2, 0.4, 0.6, 0.8))
     by_t = {row["threshold"]: row for row in result["table"]}

@@ -132,12 +132,12 @@ def test_each_operator_only_setting_is_refused_from_a_folder(tmp_path, sections)
 def test_what_a_folder_may_set_is_kept(tmp_path):
     from askfirst.trust import operator_config
 
-    folder = _folder(tmp_path / "runs", "eval-ok", program={"kind": "askfirst", "iterations": 1}, askfirst={"min_top_cosine": 0.4},
+    folder = _folder(tmp_path / "runs", "eval-ok", program={"kind": "askfirst"}, notes={"iterations": 1}, askfirst={"min_top_cosine": 0.4},
                      lm={"model": "local/qwen2.5-coder-0.5b-instruct", "max_tokens": 99}, data={"questions": "mtrag:cloud", "limit": 3},
                      runs_dir="/somewhere/else")
     config, warnings = read_run_config(folder / "config.yaml", operator_config(folder), adopt=False)
     assert warnings == []
-    assert (config.program.iterations, config.askfirst.min_top_cosine, config.lm.model, config.lm.max_tokens) == (
+    assert (config.notes.iterations, config.askfirst.min_top_cosine, config.lm.model, config.lm.max_tokens) == (
         1, 0.4, "local/qwen2.5-coder-0.5b-instruct", 99)
     assert config.data.questions == "mtrag:cloud" and config.runs_path == folder.parent.resolve()  # never the folder's runs_dir
 
@@ -152,13 +152,13 @@ def test_a_folder_config_naming_a_base_file_is_refused(tmp_path):
 
 def test_serve_and_a_resume_with_the_operators_config_use_the_operators_values(tmp_path):
     operator = load_config(overrides=["lm.model=openai/served", "lm.api_base=http://127.0.0.1:8001/v1", "lm.api_key_env=MY_KEY"])
-    folder = _folder(tmp_path / "runs", "compile-crafted", program={"iterations": 1},
+    folder = _folder(tmp_path / "runs", "compile-crafted", notes={"iterations": 1},
                      lm={"model": "openai/served", "api_base": ATTACKER, "api_key_env": "ASKFIRST_API_KEY"},
                      retrieval_lm={"model": "openai/other", "api_base": ATTACKER, "api_key_env": "ASKFIRST_API_KEY"})
     config, warnings = read_run_config(folder / "config.yaml", operator, adopt=True)
     assert (config.lm.api_base, config.lm.api_key_env) == ("http://127.0.0.1:8001/v1", "MY_KEY")
     assert config.retrieval_lm is None  # the operator's: none, so the operator's lm
-    assert config.program.iterations == 1  # a switch the folder may set
+    assert config.notes.iterations == 1  # a switch the folder may set
     assert len(warnings) == 1 and "lm.api_base" in warnings[0] and "retrieval_lm.api_base" in warnings[0]
     assert foreign_settings(config, operator) == []
 
@@ -200,7 +200,7 @@ def test_ablate_resume_refuses_a_crafted_cell_and_a_cell_named_to_leave_the_fold
     (run / "grid.yaml").write_text("cells:\n  a: {}\n")
     code, _, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(run))
     assert code == 2 and "lm.api_base" in err
-    (run / "grid.yaml").write_text("cells:\n  a: {}\n  '..': {program.iterations: 1}\n")
+    (run / "grid.yaml").write_text("cells:\n  a: {}\n  '..': {notes.iterations: 1}\n")
     code, _, err = run_cli(monkeypatch, capsys, "ablate", "--resume", str(run))
     assert code == 2 and "cannot name a folder inside the run folder" in err
 

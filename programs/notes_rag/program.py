@@ -8,6 +8,7 @@ from askfirst.config import ProgramConfig
 from askfirst.programs.base import Reply, Resources
 from askfirst.programs.common.answerability import AnswerabilityRouter
 from askfirst.programs.common.conversation import format_passages, question_and_history, with_history
+from askfirst.programs.notes_rag.config import NotesConfig
 from askfirst.programs.notes_rag.iterative_retrieval import IterativeRetrieval
 from askfirst.programs.common.reranker import ListwiseReranker
 from askfirst.programs.common.responders import Responders
@@ -18,26 +19,28 @@ from askfirst.retrieval.chunking import Passage
 class IterativeNotesRAG(dspy.Module):
     """SemEval-2026 Task 8's iterative retrieval with notes, answerability classification and routing.
 
-    Each component follows ``config``: ``iterations`` (K), ``notes``, ``reranker`` and ``router`` can be
-    switched without code changes, which is what an ablation grid varies.
+    Each component follows ``notes``: ``iterations`` (K), ``build``, ``reranker`` and ``router`` can be switched
+    without code changes, which is what an ablation grid varies.
 
     Args:
         resources: The shared :class:`Resources` (or a bare retriever with ``search_many(queries, k) -> list[Hit]``).
-        config: The program section of the run configuration.
+        notes: The ``notes`` section of the run configuration (its defaults when ``None``).
+        config: The ``program`` section: the limits every program shares (its defaults when ``None``).
         retries: Extra attempts per step when an LM reply cannot be parsed.
     """
 
-    def __init__(self, resources, config: ProgramConfig, *, retries: int = 2):
+    def __init__(self, resources, notes: NotesConfig | None = None, config: ProgramConfig | None = None, *, retries: int = 2):
         super().__init__()
+        notes, config = notes or NotesConfig(), config or ProgramConfig()
         self.config = config
         self.resources = Resources.of(resources)
         self.retrieval = IterativeRetrieval(
-            self._search, iterations=config.iterations, queries_per_iteration=config.queries_per_iteration,
-            notes=config.notes, per_round_k=config.rerank_candidates, passage_chars=config.passage_chars, retries=retries,
+            self._search, iterations=notes.iterations, queries_per_iteration=notes.queries_per_iteration,
+            notes=notes.build, per_round_k=config.rerank_candidates, passage_chars=config.passage_chars, retries=retries,
         )
-        self.reranker = ListwiseReranker(passage_chars=max(config.passage_chars // 2, 100), retries=retries) if config.reranker else None
+        self.reranker = ListwiseReranker(passage_chars=max(config.passage_chars // 2, 100), retries=retries) if notes.reranker else None
         self.router = AnswerabilityRouter(unanswerable_route=config.unanswerable_route, answer_threshold=config.answer_threshold,
-                                          retries=retries, label_logprobs=config.label_logprobs) if config.router else None
+                                          retries=retries, label_logprobs=config.label_logprobs) if notes.router else None
         self.responders = Responders(retries=retries)
 
     def _search(self, queries: list[str], k: int) -> list[Passage]:
