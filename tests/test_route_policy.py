@@ -7,7 +7,7 @@ import dspy
 import pytest
 
 from askfirst.programs.askfirst.policy import POLICY_KEY, PolicyError, RoutePolicy, fit_policy
-from askfirst.programs.askfirst.signals import FEATURES
+from askfirst.programs.askfirst.signals import FEATURES, SIGNAL_SETS, with_rules
 from tests.askfirst_harness import FEES_FOLLOW_UP, UNANSWERABLE, run, scripted
 
 FITTED = "askfirst.policy=fitted"
@@ -95,6 +95,13 @@ def test_natural_weights_favour_the_common_route_where_balanced_weights_favour_t
     assert RoutePolicy.from_json(natural.to_json()).class_weight == "natural"
     with pytest.raises(PolicyError, match="class_weight"):
         fit_policy(rows, routes, class_weight="pickle")
+
+
+def test_the_rules_signal_set_keeps_the_rules_and_re_maps_a_route_the_labels_contradict():
+    said = ["answer"] * 20 + ["idk"] * 10 + ["clarify"] * 10
+    expected = ["answer"] * 18 + ["idk"] * 2 + ["idk"] * 9 + ["answer"] + ["answer"] * 8 + ["clarify"] * 2  # its clarify is mostly wrong
+    policy = fit_policy([with_rules({}, r) for r in said], expected, features=SIGNAL_SETS["rules"], class_weight="natural", C=10.0)
+    assert [policy.route(with_rules({}, r))[0] for r in ("answer", "idk", "clarify")] == ["answer", "idk", "answer"]
 
 
 def test_fit_needs_two_routes():

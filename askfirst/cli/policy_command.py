@@ -16,7 +16,8 @@ RunsArg = Annotated[list[Path], typer.Argument(help="Eval run folders whose ques
 COption = Annotated[float | None, typer.Option("--C", help="The logistic regression's inverse regularisation strength, with "
                                                              "--signals and --weights; default: all three chosen by inner folds "
                                                              "of the training questions only.")]
-SignalsOption = Annotated[str, typer.Option("--signals", help="With --C: 'signals', or 'signals+rules' (the rules' route as a signal too).")]
+SignalsOption = Annotated[str, typer.Option("--signals", help="With --C: 'signals', 'signals+rules' (the rules' route as a signal "
+                                                                   "too), or 'rules' (the rules' route alone, re-mapped).")]
 WeightsOption = Annotated[str, typer.Option("--weights", help="With --C: 'balanced' (each route weighs alike) or 'natural' (each question does).")]
 PlotOption = Annotated[Path | None, typer.Option("--plot", help="Also draw per-route accuracy, beside the rules', as an SVG here.")]
 SelectOption = Annotated[str, typer.Option("--select-by", help="What the inner folds maximise when choosing: 'route' accuracy or "

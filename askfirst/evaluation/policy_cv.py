@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from askfirst.datasets.errors import DataError
-from askfirst.evaluation.signals_table import is_signals_table, read_signals_table
 from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores
+from askfirst.evaluation.signals_table import is_signals_table, read_signals_table
 from askfirst.evaluation.stats import paired_bootstrap, proportion_ci
 from askfirst.programs.askfirst.policy import CLASS_WEIGHTS, ROUTES, PolicyError, RoutePolicy, fit_policy
 from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules

@@ -38,6 +38,7 @@ FEATURES: dict[str, str] = {
 SIGNAL_SETS = {  # the feature sets a fit chooses between (on training folds)
     "signals": tuple(f for f in FEATURES if not f.startswith("rules_")),
     "signals+rules": tuple(FEATURES),
+    "rules": tuple(f for f in FEATURES if f.startswith("rules_")),  # the rules' route, re-mapped where the labels say so
 }
 
 
