@@ -141,6 +141,7 @@ class DataConfig(ConfigSection):
                                    **operator_only())
     questions: str = Field("demo", description="'demo', a named benchmark set ('mtrag', 'mtrag:cloud'), or a question-set JSONL in askfirst's format.",
                            **operator_only("named-source"))
+    offset: int = Field(0, ge=0, description="Skip the first N questions (after the shuffle, before the limit): with limit, one chunk of a set.")
     limit: int | None = Field(None, ge=1, description="Only the first N questions (applied before data.split).")
     per_label: int | None = Field(None, ge=1, description="Only the first N questions of each answerability label (after the shuffle, "
                                   "before the limit): a sample that holds a set's rare labels, e.g. MTRAG synthetic's 20 UNANSWERABLE of 1,181.")

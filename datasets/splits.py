@@ -36,7 +36,7 @@ def split_by_conversation(examples: list[dspy.Example], *, train_fraction: float
 
 def configured_questions(config: AskFirstConfig, *, split: str | None = None) -> list[dspy.Example]:
     """The questions a config names: ``data.questions`` (shuffled with ``seed`` if ``data.shuffle``), cut to
-    ``data.per_label`` of each answerability label and to ``data.limit``, then the ``data.split`` half (half of the
+    ``data.per_label`` of each answerability label, past ``data.offset`` and to ``data.limit``, then the ``data.split`` half (half of the
     conversations each, whatever ``compile.train_fraction`` says: that only divides what a compile sees), then to
     ``data.ids``.
 
@@ -52,6 +52,7 @@ def configured_questions(config: AskFirstConfig, *, split: str | None = None) ->
         random.Random(config.seed).shuffle(examples)
     if data.per_label:
         examples = first_per_label(examples, data.per_label)
+    examples = examples[data.offset:]
     examples = examples[:data.limit] if data.limit else examples
     split = split or data.split
     if split != "all":
@@ -89,7 +90,8 @@ def question_selection(config: AskFirstConfig) -> str:
     """What decides which questions ``configured_questions`` picks (and so a question-scoped corpus), as JSON."""
     data = config.data
     return json.dumps([data.questions, data.limit, data.split] + (["shuffle", config.seed] if data.shuffle else [])
-                      + (["per_label", data.per_label] if data.per_label else []) + (["ids", sorted(data.ids)] if data.ids else []))
+                      + (["per_label", data.per_label] if data.per_label else []) + (["offset", data.offset] if data.offset else [])
+                      + (["ids", sorted(data.ids)] if data.ids else []))
 
 
 def configured_corpus(config: AskFirstConfig) -> list[Document]:

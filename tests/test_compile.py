@@ -46,6 +46,17 @@ def test_the_data_halves_do_not_move_with_the_compiles_train_fraction():
     assert halves[0.5]["train"] and not set(halves[0.5]["train"]) & set(halves[0.5]["validation"])
 
 
+def test_offset_and_limit_cut_a_shuffled_set_into_chunks_that_cover_it_once():
+    from askfirst.datasets.splits import configured_questions
+
+    def ids(*overrides):
+        return [e.id for e in configured_questions(load_config(overrides=["data.shuffle=true", *overrides]))]
+
+    whole = ids()
+    chunks = ids("data.limit=10") + ids("data.offset=10", "data.limit=7") + ids("data.offset=17")
+    assert chunks == whole and len(set(whole)) == len(whole) > 17
+
+
 def test_objective_both_is_the_mean(retriever):
     metric = build_objective("both", recall_k=5)
     assert isinstance(metric, MeanOfMetrics) and metric.name == "mean(recall@5,outcome)"

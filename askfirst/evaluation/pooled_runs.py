@@ -1,5 +1,5 @@
-"""Finished eval runs read back as one: the chunks of a question set run apart (``data.ids`` in turn), pooled. A run
-stopped before its end counts with the questions it finished."""
+"""Finished eval runs read back as one: the chunks of a question set run apart (``data.ids``, or ``data.offset`` and
+``data.limit``, in turn), pooled. A run stopped before its end counts with the questions it finished."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class PooledRun:
     """Finished runs of one config read back as one run of all their questions.
 
     Attributes:
-        config: The first run's config (the others' are the same but for ``data.ids``).
+        config: The first run's config (the others' are the same but for the chunk they select).
         scores: Every question's scores, sorted by id.
         records: Every question's prediction record, by id (the last one a run wrote for it, as the run read it back).
         summary: One run's own ``metrics.json``; of several, what one run of all their questions would have written
@@ -35,12 +35,13 @@ def pooled_run(folders: list[Path]) -> PooledRun:
     """The finished runs in ``folders`` as one run of all their questions.
 
     Raises:
-        ValueError: Their configs differ in more than ``data.ids``, or a question is in two of them.
+        ValueError: Their configs differ in more than the chunk they select, or a question is in two of them.
     """
     configs = [read_run_config(folder / "config.yaml", operator_config(folder), adopt=False)[0] for folder in folders]
     unlike = [str(folder) for folder, config in zip(folders, configs) if _but_ids(config) != _but_ids(configs[0])]
     if unlike:
-        raise ValueError(f"the configs of {', '.join(unlike)} differ from {folders[0]}'s in more than data.ids")
+        raise ValueError(f"the configs of {', '.join(unlike)} differ from {folders[0]}'s in more than the chunk "
+                         "they select (data.ids, data.offset, data.limit)")
     scores = [sc for folder, config in zip(folders, configs) for sc in _scores(folder, config)]
     seen: set[str] = set()
     for qid in (sc["id"] for sc in scores):
@@ -66,7 +67,8 @@ def _scores(folder: Path, config: AskFirstConfig) -> list[dict]:
 
 def _but_ids(config: AskFirstConfig) -> dict:
     dumped = config.model_dump(mode="json")
-    dumped["data"].pop("ids", None)
+    for key in ("ids", "offset", "limit"):  # what divides a question set into chunks
+        dumped["data"].pop(key, None)
     return dumped
 
 
