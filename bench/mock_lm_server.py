@@ -17,6 +17,7 @@ the loopback address only and stops on SIGTERM / Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import threading
@@ -33,13 +34,15 @@ def _text(content) -> str:
     return content or ""
 
 
-def mock_vector(text: str, dim: int) -> list[float]:
-    """A deterministic unit vector for ``text`` (the same text, the same vector)."""
+def mock_vector(text: str, dim: int, encoding: str = "float") -> list[float] | str:
+    """A deterministic unit vector for ``text`` (the same text, the same vector): a list of floats, or with
+    ``encoding="base64"`` the base64 of its little-endian float32 bytes, as OpenAI's ``encoding_format`` asks."""
     import numpy as np
 
     seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
     v = np.random.default_rng(seed).standard_normal(dim)
-    return (v / np.linalg.norm(v)).round(6).tolist()
+    v = (v / np.linalg.norm(v)).round(6)
+    return base64.b64encode(v.astype("<f4").tobytes()).decode() if encoding == "base64" else v.tolist()
 
 
 class MockLM(BaseHTTPRequestHandler):
@@ -75,8 +78,12 @@ class MockLM(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/embeddings"):
             inputs = request.get("input") or []
             inputs = [inputs] if isinstance(inputs, str) else inputs
+            encoding = request.get("encoding_format") or "float"
+            if encoding not in ("float", "base64"):
+                self._send(400, {"error": {"message": f"encoding_format {encoding!r}: float or base64"}})
+                return
             self._send(200, {"object": "list", "model": request.get("model", "mock"),
-                             "data": [{"object": "embedding", "index": i, "embedding": mock_vector(str(t), self.dim)} for i, t in enumerate(inputs)],
+                             "data": [{"object": "embedding", "index": i, "embedding": mock_vector(str(t), self.dim, encoding)} for i, t in enumerate(inputs)],
                              "usage": {"prompt_tokens": sum(len(str(t)) // 4 + 1 for t in inputs), "total_tokens": 0}})
             return
         messages = request.get("messages") or []

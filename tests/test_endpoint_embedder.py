@@ -71,3 +71,27 @@ def test_an_index_built_with_the_server_resumes_and_searches(server, tmp_path):
         assert store.dense_search(query, 1)[0][0] == "d7"
     finally:
         store.close()
+
+
+def test_base64_is_asked_for_and_a_server_sending_floats_is_read_the_same(server, monkeypatch):
+    import httpx
+
+    asked = []
+    post = httpx.Client.post
+
+    def recording_post(self, url, *, json=None, **kwargs):
+        asked.append(json.get("encoding_format"))
+        return post(self, url, json=json, **kwargs)
+
+    monkeypatch.setattr(httpx.Client, "post", recording_post)
+    texts = [f"text {i}" for i in range(10)]
+    as_base64 = EndpointEmbedder("openai/mock", api_base=server).embed(texts)
+    assert asked and set(asked) == {"base64"}
+
+    def floats_only(self, url, *, json=None, **kwargs):  # a server that ignores encoding_format
+        return post(self, url, json={k: v for k, v in json.items() if k != "encoding_format"}, **kwargs)
+
+    monkeypatch.setattr(httpx.Client, "post", floats_only)
+    as_floats = EndpointEmbedder("openai/mock", api_base=server).embed(texts)
+    assert np.allclose(as_base64, as_floats, atol=1e-6)
+    assert np.allclose(as_floats[3], mock_vector("text 3", 16), atol=1e-5)
