@@ -5,7 +5,8 @@ flight, each retried with backoff.
 An OpenAI-compatible server given by ``api_base`` is called with httpx rather than through litellm, whose per-request
 work (its pydantic response models) costs several times the CPU of the request itself and became the indexing
 pipeline's limit (``bench/index_bench.py``). It asks for ``encoding_format: base64`` (float32 bytes, as OpenAI's own
-client does), which is far cheaper to decode than a JSON list of floats, and reads a list where a server sends one.
+client does), which is far cheaper to decode than a JSON list of floats, and reads a list where a server sends one; a
+server that rejects the field (HTTP 400 or 422) is asked again without it, and from then on for floats.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class EndpointEmbedder:
             raise EmbedderError(f"retriever.embedding_api_key_env names {api_key_env!r}, which is not set in the environment")
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="embed")
         provider, _, self._served_name = model.partition("/")
-        self._direct = None
+        self._direct, self._encoding = None, "base64"
         if api_base and provider in OPENAI_COMPATIBLE:
             import httpx
 
@@ -62,8 +63,7 @@ class EndpointEmbedder:
     def _rows(self, texts: list[str]) -> list:
         """The response's embedding objects, in input order."""
         if self._direct is not None:
-            response = self._direct.post("/embeddings", json={"model": self._served_name, "input": texts,
-                                                               "encoding_format": "base64"})
+            response = self._post(texts)
             if 400 <= response.status_code < 500 and response.status_code not in (408, 429):
                 raise EmbedderError(f"{self.model_name} at {self.api_base}: HTTP {response.status_code}: {response.text[:300]}")
             response.raise_for_status()
@@ -74,6 +74,20 @@ class EndpointEmbedder:
             data = litellm.embedding(model=self.model_name, input=texts, api_base=self.api_base, api_key=self._api_key,
                                      timeout=self.timeout).data
         return sorted(data, key=lambda d: d["index"])
+
+    def _post(self, texts: list[str]):
+        """One ``/embeddings`` request; where the server rejects ``encoding_format``, the same without it, and floats after."""
+        body = {"model": self._served_name, "input": texts}
+        encoding = self._encoding
+        response = self._direct.post("/embeddings", json={**body, "encoding_format": encoding} if encoding else body)
+        if encoding and response.status_code in (400, 422):
+            retry = self._direct.post("/embeddings", json=body)
+            if retry.is_success:
+                logger.warning("%s at %s rejected encoding_format %s (HTTP %d); asking for floats from now on",
+                               self.model_name, self.api_base, encoding, response.status_code)
+                self._encoding = None
+            response = retry
+        return response
 
     def _request(self, texts: list[str]) -> np.ndarray:
         for attempt in range(self.retries + 1):

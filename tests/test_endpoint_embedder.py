@@ -95,3 +95,29 @@ def test_base64_is_asked_for_and_a_server_sending_floats_is_read_the_same(server
     as_floats = EndpointEmbedder("openai/mock", api_base=server).embed(texts)
     assert np.allclose(as_base64, as_floats, atol=1e-6)
     assert np.allclose(as_floats[3], mock_vector("text 3", 16), atol=1e-5)
+
+
+def test_a_server_rejecting_encoding_format_is_asked_for_floats_from_then_on(server, monkeypatch):
+    import httpx
+
+    post, asked = httpx.Client.post, []
+
+    def strict(self, url, *, json=None, **kwargs):  # an older server that refuses fields it does not know
+        asked.append(json.get("encoding_format"))
+        if "encoding_format" in json:
+            return httpx.Response(400, json={"error": {"message": "unknown field encoding_format"}})
+        return post(self, url, json=json, **kwargs)
+
+    monkeypatch.setattr(httpx.Client, "post", strict)
+    embedder = EndpointEmbedder("openai/mock", api_base=server)
+    vectors = embedder.embed([f"text {i}" for i in range(3)], batch_size=1)
+    assert np.allclose(vectors[2], mock_vector("text 2", 16), atol=1e-5)
+    assert asked == ["base64", None, None, None, None]  # the probe tried base64 once; every request after asked for floats
+
+
+def test_a_bad_request_that_is_not_about_the_encoding_still_fails_clearly(server, monkeypatch):
+    import httpx
+
+    monkeypatch.setattr(httpx.Client, "post", lambda self, url, **kw: httpx.Response(400, text="input too long"))
+    with pytest.raises(EmbedderError, match="HTTP 400: input too long"):
+        EndpointEmbedder("openai/mock", api_base=server)
