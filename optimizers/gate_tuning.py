@@ -21,18 +21,19 @@ from pathlib import Path
 import dspy
 
 from askfirst.datasets.jsonl import each_resumably
+from askfirst.programs.base import probe
 from askfirst.programs.common.conversation import question_and_history
 
 SHOULD_ANSWER = ("ANSWERABLE", "PARTIAL")
 
 
 def _top_cosine(program, question: str, history: str) -> dict:
-    query = program.search_query(question, history)
-    return {"query": query, "top_cosine": program.top_cosine(query)}
+    found = probe(program, "retrieval", question, history)
+    return {"query": found["query"], "top_cosine": found["top_cosine"]}
 
 
 def _referent(program, question: str, history: str) -> dict:
-    check = program.referent_signal(question, history)  # what the check wrote is kept beside its probability, for reading the table
+    check = probe(program, "referent", question, history)  # what the check wrote is kept beside its probability, for reading the table
     return {"query": question, "p_underspecified": check["p_underspecified"], "unnamed": check["unnamed"], "label": check["label"]}
 
 

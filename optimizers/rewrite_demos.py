@@ -21,6 +21,7 @@ from askfirst.datasets.shared_data import shared_data_dir
 from askfirst.evaluation.retrieval_metrics import recall_at_k, unique_in_order
 from askfirst.optimizers.demo_selection import interleaved
 from askfirst.optimizers.feedback_metrics import RecallMetric
+from askfirst.programs.base import probe
 from askfirst.programs.common.conversation import question_and_history
 
 logger = logging.getLogger(__name__)
@@ -69,10 +70,8 @@ def rewrite_rankings(program, tasks: list[dspy.Example], *, k: int = 10, rewrite
     rows = []
     for task in tasks:
         question, history, _ = question_and_history(task.conversation, program.program_config)
-        query = program.search_query(question, history) if rewrite else question
-        top_cosine = program.top_cosine(query)
-        rows.append({"id": task.id, "query": query, "ranked": unique_in_order([p.doc_id for p in program.resources.search([query], k)]),
-                     "top_cosine": top_cosine, "gated": program.gated(top_cosine)})
+        found = probe(program, "retrieval", question, history, rewrite=rewrite)
+        rows.append({"id": task.id, **found, "ranked": unique_in_order([p.doc_id for p in program.resources.search([found["query"]], k)])})
     return rows
 
 

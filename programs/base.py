@@ -203,3 +203,20 @@ class ProgramSpec:
         """This program's own config section of ``config``."""
         return getattr(config, self.section) if self.section else config.program
 
+
+
+def probe(program, name: str, question: str, history: str, **options) -> dict:
+    """A label-free measurement of one question by ``program``'s own stages (the query its retrieval gate measures and
+    that gate's cosine, a check's probability, ...), which a compile step fits a setting to without running the program.
+
+    A program offers probes by naming them in ``PROBES`` and answering ``program.probe(name, question, history, **options)``
+    with a dict; this is the one way compile steps read a program's signals.
+
+    Raises:
+        ValueError: ``program`` offers no probe ``name``.
+    """
+    offered = getattr(program, "PROBES", ())
+    if name not in offered:
+        raise ValueError(f"{type(program).__name__} offers no probe {name!r}"
+                         + (f" (it offers: {', '.join(offered)})" if offered else " (it offers none)"))
+    return program.probe(name, question, history, **options)

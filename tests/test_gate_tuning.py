@@ -11,7 +11,7 @@ import pytest
 from askfirst.cli.app import main
 from askfirst.config import load_config
 from askfirst.optimizers.gate_tuning import REFERENT, choose_threshold, collect_signals
-from askfirst.programs.base import Resources
+from askfirst.programs.base import Resources, probe
 from askfirst.programs.registry import Registry
 from tests.conftest import ListRetriever, SchemaFollowingEngine, configure_with
 from tests.askfirst_harness import QueryCosines
@@ -107,3 +107,16 @@ def test_the_gate_is_tuned_only_for_the_askfirst_program(monkeypatch, capsys, tm
     with pytest.raises(SystemExit) as exc:
         main()
     assert exc.value.code == 2 and "tunes a gate of the askfirst program" in capsys.readouterr().err
+
+
+def test_a_program_is_read_through_the_probes_it_offers():
+    config = load_config(overrides=["program.kind=askfirst", "askfirst.min_top_cosine=0.5"])
+    dense = QueryCosines({"Parking permit?": 0.2})
+    resources = Resources(retriever=ListRetriever(), store=dense, embedder=dense)
+    program = Registry(resources).build("askfirst", config)
+    assert probe(program, "retrieval", "Parking permit?", "") == {"query": "Parking permit?", "top_cosine": 0.2, "gated": True}
+    notes = Registry(resources).build("notes_rag", config)
+    with pytest.raises(ValueError, match="offers no probe 'retrieval'"):
+        probe(notes, "retrieval", "Parking permit?", "")
+    with pytest.raises(ValueError, match="it offers: retrieval, referent"):
+        probe(program, "nothing", "Parking permit?", "")

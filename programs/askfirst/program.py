@@ -257,6 +257,18 @@ class AskFirstProgram(dspy.Module):
             return False
         return route in ("idk", "partial") and (state["p_answerable"] or 0.0) < self.config.escalate_below
 
+    PROBES = ("retrieval", "referent")
+
+    def probe(self, name: str, question: str, history: str, *, rewrite: bool = True) -> dict:
+        """A label-free measurement of one question (``askfirst.programs.base.probe``): ``retrieval`` is ``{"query",
+        "top_cosine", "gated"}``, the query the retrieval gate measures (the question as written when not ``rewrite``), its
+        cosine and whether the gate turns it away; ``referent`` is the unnamed-referent check's record."""
+        if name == "referent":
+            return self.referent_signal(question, history)
+        query = self.search_query(question, history) if rewrite else question
+        top_cosine = self.top_cosine(query)
+        return {"query": query, "top_cosine": top_cosine, "gated": self.gated(top_cosine)}
+
     def search_query(self, question: str, history: str) -> str:
         """The query the retrieval gate measures: ``question`` made standalone when there is history and the stage is on
         (with ``follow_up_search=with_previous_turn``, a follow-up searched as written has the previous user turn before it)."""
