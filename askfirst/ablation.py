@@ -205,8 +205,8 @@ def run_cells(spec: AblationSpec, configs: dict, examples: list, *, run_dir: Pat
 
 # Per-question scores every comparison row reports (the registry's, for ablate; a key no question has is left out).
 COMPARED = tuple(m.name for m in shown_in("ablate") if m.per_question and "{k}" not in m.name)
-# Judged per question (``AMBIGUITY_FILE``), so compared pairwise too; their means come from ``metrics.json``.
-JUDGED_PER_QUESTION = ("disambig_f1", "asks_for_info", "judge_mean")
+# Judged per question (``AMBIGUITY_FILE``, ``SPANS_FILE``), so compared pairwise too; their means come from ``metrics.json``.
+JUDGED_PER_QUESTION = ("disambig_f1", "asks_for_info", "judge_mean", "span_em", "span_f1")
 # Judged over the whole set (HM is a harmonic mean of means): its interval resamples questions and recomputes it.
 JUDGED = (("mtrag", "HM"),)
 
@@ -214,11 +214,12 @@ JUDGED = (("mtrag", "HM"),)
 def _with_judged(scores: list[dict], cell_dir: Path) -> list[dict]:
     """Each question's scores with its judged ``JUDGED_PER_QUESTION`` scores (None where it was not judged)."""
     from askfirst.datasets.jsonl import read_checkpoint
-    from askfirst.evaluation.runner import AMBIGUITY_FILE
-
     from askfirst.evaluation.mtrag_judges import METRICS
+    from askfirst.evaluation.runner import AMBIGUITY_FILE
+    from askfirst.evaluation.span_scores import SPANS_FILE
 
-    judged = read_checkpoint(cell_dir / AMBIGUITY_FILE, key="id")
+    ambiguity, spans = (read_checkpoint(cell_dir / name, key="id") for name in (AMBIGUITY_FILE, SPANS_FILE))
+    judged = {qid: ambiguity.get(qid, {}) | spans.get(qid, {}) for qid in ambiguity.keys() | spans.keys()}
     hm = read_checkpoint(cell_dir / "hm.jsonl", key="id")
 
     def conditioned(qid: str):  # the question's three conditioned MTRAG scores, for a paired HM interval
@@ -246,7 +247,8 @@ def compare(results: list[CellResult], reference: str, *, keys: tuple[str, ...],
         for key in keys:
             if all(sc.get(key) is None for sc in res.scores):
                 continue
-            row[key] = res.summary[key] if key in res.summary else (res.summary.get("ambiguity") or {}).get(key)
+            judged = (res.summary.get("ambiguity") or {}) | (res.summary.get("span") or {})
+            row[key] = res.summary[key] if key in res.summary else judged.get(key)
             if res is not ref:
                 other, base = _paired(ref.scores, res.scores, key)
                 row[f"{key}.diff"] = paired_bootstrap(other, base, seed=seed) if other else None

@@ -172,6 +172,7 @@ class EvalConfig(ConfigSection):
                          "LM jobs on 2 cores are 10-30x slower, not 2x (measured).")
     retry_errors: bool = Field(True, description="On --resume, ask again the questions whose record is a failure (route 'error', often transient); false keeps them.")
     ambiguity: bool = Field(False, description="Ambiguous questions: Disambig-F1 and the 0-5 LLM-as-judge scores (ASQA, AmbigNQ), and whether a clarification asks for the missing info (URASys ambiguous sets); on judge_lm.")
+    short_span: bool = Field(False, description="SQuAD's EM and F1 on the short answer span judge_lm extracts from each answering reply (questions with gold answers, and UNANSWERABLE ones as SQuAD 2.0 scores them).")
 
 
 class CompileConfig(ConfigSection):

@@ -43,7 +43,7 @@ class Check:
 
 def lm_roles(config: AskFirstConfig) -> list[tuple[str, LMConfig, bool]]:
     """``(role, its LM, whether eval uses it)`` for every LM the config sets; unset roles fall back to ``lm``."""
-    uses_judge = config.eval.hm or config.eval.ambiguity
+    uses_judge = config.eval.hm or config.eval.ambiguity or config.eval.short_span
     roles = [("lm", config.lm, True), ("retrieval_lm", config.retrieval_lm, True), ("judge_lm", config.judge_lm, uses_judge),
              ("urasys.indexing_lm", config.urasys.indexing_lm, config.program.kind == "urasys"),
              ("compile.reflection_lm", config.compile.reflection_lm, False)]

@@ -101,6 +101,10 @@ def print_summary(summary: dict, *, k: int) -> None:
         a = summary["ambiguity"]
         parts = [f"{k} {fmt(v)} (n={a.get('n_' + k)})" for k, v in a.items() if not k.startswith("n_")]
         console.print("Ambiguous questions (judge LM): " + "; ".join(parts))
+    if summary.get("span"):
+        s = summary["span"]
+        console.print(f"Short answer span (judge LM extracts it; SQuAD's measure): EM {fmt(s['span_em'])}, F1 {fmt(s['span_f1'])} "
+                      f"(n={s['n_span']})")
     if "mtrag" in summary:
         m = summary["mtrag"]
         hm = Table(title=f"MTRAGEval generation scores (IDK-conditioned means; RB_agg with {m.get('rb_agg_similarity', 'minilm')} "
