@@ -44,20 +44,58 @@ def index_command(config: Path) -> list[str]:
     return [str(Path(sys.executable).with_name("askfirst")), "index", "--config", str(config)]
 
 
+PHASES = ("read+chunk", "embed+write", "optimize", "bm25")
+
+
+def _phase(line: str, current: int) -> int:
+    """The build's phase after ``line`` of its output: 0 reading and chunking, 1 embedding and writing, 2 the store's
+    optimize (after the last group), 3 the BM25 build."""
+    if "indexing: embedded" in line:
+        done, todo = line.split("embedded ", 1)[1].split()[0].split("/")
+        return 2 if done == todo else max(current, 1)
+    if "building the BM25 index" in line:
+        return 3
+    return current
+
+
+def _rss_mb(pid: int) -> tuple[float, float]:
+    """``pid``'s resident MB: all of it, and its anonymous part (heap, not pages of memory-mapped files)."""
+    fields = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(("VmRSS:", "RssAnon:")):
+                fields[line.split(":")[0]] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return fields.get("VmRSS", 0.0), fields.get("RssAnon", 0.0)
+
+
 def run_child(command: list[str], env: dict, *, kill_after: float | None = None) -> dict:
-    """Run ``command``; its wall time, and (from the kernel's accounting of waited-for children) CPU and peak RSS."""
+    """Run ``command``; its wall time, CPU and peak RSS (the kernel's accounting of waited-for children), and the peak
+    RSS (all, and anonymous) of each build phase, sampled from /proc every quarter second while its output says which phase it is in."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if kill_after is not None:
-        try:
-            child.wait(timeout=kill_after)
-        except subprocess.TimeoutExpired:
+    lines, phase, peaks = [], [0], [(0.0, 0.0)] * len(PHASES)
+
+    def read() -> None:
+        for line in child.stdout:
+            lines.append(line)
+            phase[0] = _phase(line, phase[0])
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    while child.poll() is None:
+        now, peak = _rss_mb(child.pid), peaks[phase[0]]
+        peaks[phase[0]] = (max(peak[0], now[0]), max(peak[1], now[1]))
+        if kill_after is not None and time.perf_counter() - start > kill_after:
             child.send_signal(signal.SIGKILL)
-    out, _ = child.communicate()
+        time.sleep(0.25)
+    reader.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"seconds": time.perf_counter() - start, "rc": child.returncode, "output": out,
-            "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), "max_rss_mb": after.ru_maxrss / 1024}
+    return {"seconds": time.perf_counter() - start, "rc": child.returncode, "output": "".join(lines),
+            "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), "max_rss_mb": after.ru_maxrss / 1024,
+            "phase_rss_mb": dict(zip(PHASES, peaks))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,13 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/v1"
     ceiling = args.batch * args.concurrency / args.latency
-    env = os.environ | {"BENCH_EMBED_KEY": "unused"}
+    env = os.environ | {"BENCH_EMBED_KEY": "unused", "PYTHONUNBUFFERED": "1"}  # output as printed: it names the phase
     folder = args.folder or Path(tempfile.mkdtemp(prefix="index-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     print(f"mock embedding server {base}: {args.latency * 1000:.0f} ms a request, ceiling {ceiling:,.0f} passages/s "
           f"({args.batch} x {args.concurrency} / {args.latency} s); stores in {folder}")
-    print("| passages | seconds indexing of the command's | passages/s indexing | share of ceiling | askfirst CPU s / 1,000 passages | peak RSS MB | resume after kill |")
-    print("|---|---|---|---|---|---|---|")
+    print("| passages | seconds indexing of the command's | passages/s indexing | share of ceiling | askfirst CPU s / 1,000 passages | peak RSS MB | peak RSS MB by phase (of which anonymous) | resume after kill |")
+    print("|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         corpus, config = folder / f"corpus-{n}.jsonl", folder / f"config-{n}.yaml"
         write_corpus(corpus, n)
@@ -105,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         found = re.search(r"removed in ([0-9.]+)s", full["output"])
         indexing = float(found.group(1)) if found else full["seconds"]  # chunk, embed, write (askfirst index's own figure)
         rate = n / indexing
+        phases = ", ".join(f"{name} {mb:,.0f} ({anon:,.0f})" for name, (mb, anon) in full["phase_rss_mb"].items())
         print(f"| {n:,} | {indexing:.1f} of {full['seconds']:.1f} | {rate:,.0f} | {rate / ceiling:.2f} | {full['cpu'] / n * 1000:.2f} | "
-              f"{full['max_rss_mb']:.0f} | {resume} |")
+              f"{full['max_rss_mb']:.0f} | {phases} | {resume} |")
     server.shutdown()
     return 0
 

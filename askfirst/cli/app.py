@@ -67,6 +67,8 @@ def index(
         report = index_corpus(cfg, store, docs=docs, prune=prune, progress=index_progress)
         console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
                       f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
+        if not augment:
+            docs = None  # the corpus is not held while the BM25 index is built from the collection
         open_retriever(cfg, store, say=console.print)  # builds the lexical index now (bm25s), not on the next command's open
         if augment:
             built = spec.prepare_index(cfg, store, docs=docs, progress=augment_progress)
