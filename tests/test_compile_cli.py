@@ -227,8 +227,18 @@ def test_compile_fits_the_route_policy_on_recorded_signals_and_eval_uses_it(monk
     report = json.loads((run_dir / "policy_cv.json").read_text())
     assert report["n"] == 26 and set(report["fitted"]["per_route"]) == {"answer", "partial", "clarify", "idk"}
     assert sum(state["route_policy"]["fitted_on"].values()) == 26
+    said = " ".join(out.split())  # the console wraps long lines
+    assert "route policy fitted on 26 questions" in said and f"{report['fitted']['route_accuracy']:.3f} vs the rules'" in said
     code, out, err = run_cli(monkeypatch, capsys, "eval", "--limit", "3", "--program", str(run_dir), *base)
     assert code == 0, err
     eval_dir = next(tmp_path.glob("eval-*"))
     records = [json.loads(line) for line in (eval_dir / "predictions.jsonl").read_text().splitlines()]
     assert all(set(r["extras"]["route_probabilities"]) == set(state["route_policy"]["routes"]) for r in records)
+
+
+def test_the_policy_summary_says_when_the_policy_could_not_be_cross_validated(tmp_path):
+    from askfirst.cli.compile_command import policy_summary
+
+    report = {"n": 1, "cross_validation": "not possible: one conversation", "policy": {"fitted_on": {"answer": 1}}}
+    said = policy_summary(report, tmp_path / "policy_cv.json")
+    assert "fitted on 1 questions (1 answer)" in said and "not possible: one conversation" in said

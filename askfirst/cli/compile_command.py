@@ -90,3 +90,17 @@ def compile_(
                   f"{changed} instruction(s), see {run_dir / 'instructions.diff'}; {counter.count} LM calls, "
                   f"{tokens_in} input and {tokens_out} output tokens)\n"
                   f"evaluate it with: askfirst eval --config {run_dir / 'config.yaml'} --program {run_dir} --set data.split=validation")
+    if (run_dir / "policy_cv.json").is_file():
+        console.print(policy_summary(json.loads((run_dir / "policy_cv.json").read_text()), run_dir / "policy_cv.json"))
+
+
+def policy_summary(report: dict, path: Path) -> str:
+    """One line on a fitted route policy: what it was fitted on and its held-out route accuracy beside the rules'."""
+    fitted_on = ", ".join(f"{n} {route}" for route, n in report["policy"]["fitted_on"].items())
+    if "fitted" not in report:
+        return f"route policy fitted on {report['n']} questions ({fitted_on}); {report['cross_validation']}"
+    fitted, rules, diff = report["fitted"]["route_accuracy"], report["rules"]["route_accuracy"], report["difference"]
+    low, high = diff["ci95"]
+    return (f"route policy fitted on {report['n']} questions ({fitted_on}); route accuracy on held-out folds "
+            f"({report['folds']} by conversation) {fitted:.3f} vs the rules' {rules:.3f} on the same questions "
+            f"({diff['route_accuracy']:+.3f} [{low:+.3f}, {high:+.3f}]), see {path}")
