@@ -105,8 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=64, help="passages per request (retriever.batch_size)")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (retriever.embedding_concurrency)")
     parser.add_argument("--kill-after", type=float, default=None, help="also kill a build this many seconds in and time its resume")
+    parser.add_argument("--resume-only", action="store_true", help="with --kill-after: only the killed build and its resume")
     parser.add_argument("--folder", type=Path, default=None, help="where stores and corpora go (default: a temporary folder)")
     args = parser.parse_args(argv)
+    if args.resume_only and args.kill_after is None:
+        parser.error("--resume-only needs --kill-after")
 
     server = serve(0, args.latency)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -128,10 +131,6 @@ def main(argv: list[str] | None = None) -> int:
                                   "embedding_concurrency": args.concurrency},
                     "tracking": {"enabled": False}}
         config.write_text(json.dumps(settings), encoding="utf-8")  # JSON is YAML
-        full = run_child(index_command(config), env)
-        if full["rc"] != 0:
-            print(full["output"][-2000:])
-            return 1
         resume = "-"
         if args.kill_after is not None:
             second = folder / f"config-{n}-resume.yaml"
@@ -139,7 +138,16 @@ def main(argv: list[str] | None = None) -> int:
             second.write_text(json.dumps(settings), encoding="utf-8")
             run_child(index_command(second), env, kill_after=args.kill_after)
             again = run_child(index_command(second), env)
-            resume = f"{again['seconds']:.1f} s (rc {again['rc']})"
+            kept = re.search(r"(\d+) added, (\d+) updated, (\d+) unchanged", again["output"])
+            resume = (f"{again['seconds']:.1f} s (rc {again['rc']}; {kept.group(3)} passages kept from the killed build, "
+                      f"{kept.group(1)} embedded; peak RSS {max(mb for mb, _ in again['phase_rss_mb'].values()):.0f} MB)" if kept else f"rc {again['rc']}")
+        if args.resume_only:
+            print(f"| {n:,} | - | - | - | - | - | - | {resume} |")
+            continue
+        full = run_child(index_command(config), env)
+        if full["rc"] != 0:
+            print(full["output"][-2000:])
+            return 1
         found = re.search(r"removed in ([0-9.]+)s", full["output"])
         indexing = float(found.group(1)) if found else full["seconds"]  # chunk, embed, write (askfirst index's own figure)
         rate = n / indexing
