@@ -65,12 +65,14 @@ def bm25s_folder(config: AskFirstConfig, collection: str) -> Path:
     return inside(path.with_name(path.name + "-bm25s"), check_collection_name(collection))
 
 
-def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Document] | None = None, prune: bool = False, progress=None) -> IndexReport:
-    """Bring the store up to date with ``docs`` (default: the configured corpus)."""
+def index_corpus(config: AskFirstConfig, store: PassageStore, *, docs: list[Document] | None = None, prune: bool = False,
+                 optimize: bool = True, progress=None) -> IndexReport:
+    """Bring the store up to date with ``docs`` (default: the configured corpus); ``optimize`` as in ``build_index``."""
     r = config.retriever
     return build_index(
         docs if docs is not None else configured_corpus(config), store, embedder_for(r),
-        chunk_words=r.chunk_words, overlap_sentences=r.chunk_overlap_sentences, batch_size=r.batch_size, prune=prune, progress=progress,
+        chunk_words=r.chunk_words, overlap_sentences=r.chunk_overlap_sentences, batch_size=r.batch_size, prune=prune, optimize=optimize,
+        progress=progress,
     )
 
 

@@ -23,6 +23,11 @@ class IndexReport:
     seconds: float
 
     @property
+    def changed(self) -> bool:
+        """Whether the build wrote or deleted anything (so the store has an index to rebuild)."""
+        return bool(self.added or self.updated or self.removed)
+
+    @property
     def passages_per_second(self) -> float:
         written = self.added + self.updated
         return written / self.seconds if self.seconds > 0 else 0.0
@@ -37,6 +42,7 @@ def build_index(
     overlap_sentences: int = 1,
     batch_size: int = 64,
     prune: bool = False,
+    optimize: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> IndexReport:
     """Bring ``store`` up to date with ``docs``.
@@ -46,14 +52,16 @@ def build_index(
 
     Args:
         prune: Also delete stored passages that no longer come from ``docs``.
+        optimize: Have the store build its index after the writes; a caller that passes False (to let go of ``docs``
+            first) calls ``store.optimize()`` itself when the report says the build ``changed`` anything.
         progress: Called as ``progress(done, todo)`` after each batch.
     """
     passages = chunk_corpus(docs, max_words=chunk_words, overlap_sentences=overlap_sentences)
-    return write_passages(passages, store, embedder, batch_size=batch_size, prune=prune, progress=progress)
+    return write_passages(passages, store, embedder, batch_size=batch_size, prune=prune, optimize=optimize, progress=progress)
 
 
 def write_passages(passages: list[Passage], store: PassageStore, embedder: Embedder, *, batch_size: int = 64, prune: bool = False,
-                   progress: Callable[[int, int], None] | None = None) -> IndexReport:
+                   optimize: bool = True, progress: Callable[[int, int], None] | None = None) -> IndexReport:
     """Bring ``store`` up to date with ready-made ``passages`` (``build_index`` without the chunking)."""
     start = time.perf_counter()
     stored = store.stored_hashes([p.passage_id for p in passages])
@@ -85,6 +93,8 @@ def write_passages(passages: list[Passage], store: PassageStore, embedder: Embed
         stale = [p.passage_id for p in store.iter_passages() if p.passage_id not in keep]
         store.delete(stale)
         removed = len(stale)
-    if todo or removed:
+    report = IndexReport(len(passages), len(todo) - updated, updated, len(passages) - len(todo), removed, 0.0)
+    if optimize and report.changed:
         store.optimize()  # an indexing engine (qdrant-edge) builds its HNSW graph once, after the writes
-    return IndexReport(len(passages), len(todo) - updated, updated, len(passages) - len(todo), removed, time.perf_counter() - start)
+    report.seconds = time.perf_counter() - start
+    return report

@@ -103,6 +103,22 @@ def test_incremental_update_and_resume_after_interruption(tmp_path, open_store):
     reopened.close()
 
 
+def test_a_caller_can_defer_the_stores_optimize(tmp_path):
+    docs = load_corpus("demo")[:4]
+    embedder = get_embedder("all-MiniLM-L6-v2")
+    store = EdgeStore(collection="t", dim=embedder.dim, path=tmp_path / "q")
+    calls = []
+    optimize = store.optimize
+    store.optimize = lambda: calls.append(1) or optimize()
+    deferred = build_index(docs, store, embedder, optimize=False)
+    assert deferred.changed and calls == []  # written, not optimized: the caller lets go of docs, then optimizes
+    unchanged = build_index(docs, store, embedder)
+    assert not unchanged.changed and calls == []  # nothing written, nothing to rebuild
+    changed = build_index(docs[:3], store, embedder, prune=True)
+    assert changed.removed == 1 and changed.changed and calls == [1]
+    store.close()
+
+
 def test_dimension_mismatch_is_refused(tmp_path):
     PassageStore(collection="c", dim=8, path=tmp_path / "q").close()
     with pytest.raises(StoreError, match="8-d vectors"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -64,11 +65,15 @@ def index(
     if store.rebuilt_old_layout:
         console.print(f"collection {collection_name(cfg)!r} had askfirst's old layout: deleted, and built anew")
     try:
-        report = index_corpus(cfg, store, docs=docs, prune=prune, progress=index_progress)
+        report = index_corpus(cfg, store, docs=docs, prune=prune, optimize=False, progress=index_progress)
+        if not augment:
+            docs = None  # the corpus is not held while the store builds its index, nor while BM25's is built from the collection
+        if report.changed:
+            started = time.perf_counter()
+            store.optimize()
+            report.seconds += time.perf_counter() - started
         console.print(f"collection {collection_name(cfg)!r}: {report.passages} passages from the corpus; {report.added} added, "
                       f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed in {report.seconds:.1f}s")
-        if not augment:
-            docs = None  # the corpus is not held while the BM25 index is built from the collection
         open_retriever(cfg, store, say=console.print)  # builds the lexical index now (bm25s), not on the next command's open
         if augment:
             built = spec.prepare_index(cfg, store, docs=docs, progress=augment_progress)
