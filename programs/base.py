@@ -151,18 +151,6 @@ class Resources(Shared):
         """The one search shape programs use: queries in, fused passages out."""
         return [h.passage for h in self.retriever.search_many(list(queries), k)]
 
-    def has_term(self, token: str) -> bool:
-        """Whether the collection's BM25 index has ``token`` (one of BM25's tokens) in some passage; ``True`` when the
-        retriever has no lexical index to ask, so a check built on it cannot fire on a guess."""
-        lexical = getattr(self.retriever, "lexical", None)
-        return lexical is None or bool(lexical.search(token, 1))
-
-    def document_frequency(self, token: str) -> int | None:
-        """How many passages of the collection have ``token`` (one of BM25's tokens), from the BM25 index; ``None`` when
-        the retriever has no lexical index to ask."""
-        lexical = getattr(self.retriever, "lexical", None)
-        return None if lexical is None else lexical.document_frequency(token)
-
     def dense(self, query: str, k: int) -> list[tuple[Passage, float]]:
         """Dense hits with their cosine similarity (the embeddings are normalised), best first."""
         if self.embedder is None or self.store is None or not query.strip():

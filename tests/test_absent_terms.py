@@ -1,7 +1,8 @@
 """The collection check (``askfirst.absent_terms``): questions about things the collection never mentions."""
 
 from askfirst.programs.askfirst.absent_terms import coverage, question_parts, term_checker
-from askfirst.programs.base import Resources
+from askfirst.programs.askfirst.lexicon import document_frequency, has_term
+from askfirst.retrieval.bm25 import tokenize
 from tests.conftest import PASSAGES, LexicalRetriever, ListRetriever
 from tests.askfirst_harness import ANSWERABLE, assessment, run, scripted
 
@@ -34,10 +35,12 @@ def test_a_part_needs_enough_unknown_words_to_count_as_uncovered():
     assert coverage("And you?", known, min_words=1)["verdict"] == "all"  # nothing but stopwords is no part
 
 
-def test_the_collection_is_asked_through_its_bm25_index_and_without_one_everything_is_known():
-    resources = Resources(retriever=LexicalRetriever())
-    assert resources.has_term("registration") and not resources.has_term("medical")
-    assert Resources(retriever=ListRetriever()).has_term("medical")
+def test_the_collection_is_asked_through_its_bm25_index_and_without_one_nothing_is_unknown():
+    assert has_term(LexicalRetriever(), "registration") and not has_term(LexicalRetriever(), "medical")
+    assert has_term(ListRetriever(), "medical")
+    having = sum("registration" in tokenize(f"{p.title} {p.text}") for p in PASSAGES)
+    assert having and document_frequency(LexicalRetriever(), "registration") == having
+    assert document_frequency(LexicalRetriever(), "medical") == 0 and document_frequency(ListRetriever(), "medical") is None
 
 
 def test_a_question_about_what_the_collection_never_mentions_is_idk_with_no_lm_call(schema_lm):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import get_args
 
 import dspy
@@ -12,6 +13,7 @@ from askfirst.programs.askfirst.config import AskfirstConfig
 from askfirst.programs.askfirst.divergence import (UNSAID_CHOICE, asks_which, divergent_options, named_reading, rarest_word, reading_name,
                                                    names_kinds, not_readings, repeated_example, titled_readings, ungrounded_options)
 from askfirst.programs.askfirst.faq_fusion import fuse_faq_hits
+from askfirst.programs.askfirst.lexicon import document_frequency, has_term
 from askfirst.programs.askfirst.key_terms import content_stems, documents_with, echoes, stem, unmatched_terms
 from askfirst.programs.askfirst.policy import RoutePolicy, rules_route
 from askfirst.programs.askfirst.question_form import answer_type, question_form
@@ -131,7 +133,7 @@ class AskFirstProgram(RulesPath, dspy.Module):
         cue = unnamed_referents(question, said_before) if history else bare_referents(question, max_words=self.config.first_turn_cue_words)
         extras["referent_cue"], extras["cue_documents"] = cue, max((len(documents_with(w, state["ranking"])) for w in cue), default=0)
         if self.config.absent_terms and state["evidence"]:
-            extras["absent_terms"] = coverage(question, term_checker(state["ranking"], self.resources.has_term), min_words=self.config.absent_terms)
+            extras["absent_terms"] = coverage(question, term_checker(state["ranking"], partial(has_term, self.resources.retriever)), min_words=self.config.absent_terms)
         if self.referent is not None and state["evidence"]:
             extras["referent"] = self.referent_signal(question, history)
         assessed = self._assess(query, history, state, state["evidence"], top_cosine=extras["top_cosine"], gate=False)
@@ -364,7 +366,7 @@ class AskFirstProgram(RulesPath, dspy.Module):
             else:
                 state["candidates"] = self._candidates(query, state["evidence"])
                 kind = asked_kind if self.config.typed_divergence else None
-                topic = rarest_word(query, self.resources.document_frequency) if self.config.divergence_rarest_word else None
+                topic = rarest_word(query, partial(document_frequency, self.resources.retriever)) if self.config.divergence_rarest_word else None
                 options = divergent_options(state["candidates"], query, conversation=conversation, kind=kind, topic_word=topic)
                 record["divergence"] = {"diverges": bool(options), "candidates": {p.passage_id: a for p, a in state["candidates"]}}
                 if kind:

@@ -7,8 +7,11 @@ assessment each may settle the route by a rule, then escalation (MAF-RAG's expan
 
 from __future__ import annotations
 
+from functools import partial
+
 from askfirst.programs.askfirst.absent_terms import coverage, term_checker
 from askfirst.programs.askfirst.key_terms import documents_with
+from askfirst.programs.askfirst.lexicon import has_term
 from askfirst.programs.askfirst.question_form import question_form
 from askfirst.programs.askfirst.topic_switch import switched_referents
 from askfirst.programs.askfirst.unnamed_referent import (bare_referents, dangling_question, dangling_references, referent_question,
@@ -44,7 +47,7 @@ class RulesPath:
                 # No lead: the cue's word is as often what a phrase is about ("the fast food chain" gives "fast").
                 return self._respond("clarify", question, history, state)
         if self.config.absent_terms and state["evidence"]:
-            extras["absent_terms"] = coverage(question, term_checker(state["ranking"], self.resources.has_term), min_words=self.config.absent_terms)
+            extras["absent_terms"] = coverage(question, term_checker(state["ranking"], partial(has_term, self.resources.retriever)), min_words=self.config.absent_terms)
             if extras["absent_terms"]["verdict"] == "none":  # no LM call, nor escalation: no search finds words the collection lacks
                 state["label"], state["confidence"], state["p_answerable"] = "UNANSWERABLE", 1.0, 0.0
                 return self._respond(self.program_config.unanswerable_route, question, history, state)
