@@ -168,10 +168,17 @@ class EdgeStore:
             self.shard.update(self._qe.UpdateOperation.delete_points([point_id(p) for p in passage_ids]))
             self.shard.flush()
 
+    @property
+    def optimized(self) -> bool:
+        """Whether the last optimize came after the last write (a build killed in its optimize, or before it, is not)."""
+        meta = self._metadata()
+        return meta.get("optimized") == meta.get("revision")
+
     def optimize(self) -> None:
         """Merge segments and build the HNSW graph (after a build; searching works before it, by brute force)."""
         self.shard.optimize()
         self.shard.flush()
+        self._write_metadata({"optimized": self.revision})
 
     def iter_passages(self) -> Iterator[Passage]:
         offset = None

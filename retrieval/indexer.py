@@ -21,6 +21,7 @@ class IndexReport:
     unchanged: int
     removed: int
     seconds: float
+    to_optimize: bool = False  # the store's index needs building: this build wrote, or an earlier one ended before its optimize did
 
     @property
     def changed(self) -> bool:
@@ -53,7 +54,7 @@ def build_index(
     Args:
         prune: Also delete stored passages that no longer come from ``docs``.
         optimize: Have the store build its index after the writes; a caller that passes False (to let go of ``docs``
-            first) calls ``store.optimize()`` itself when the report says the build ``changed`` anything.
+            first) calls ``store.optimize()`` itself when the report says ``to_optimize``.
         progress: Called as ``progress(done, todo)`` after each batch.
     """
     passages = chunk_corpus(docs, max_words=chunk_words, overlap_sentences=overlap_sentences)
@@ -94,7 +95,8 @@ def write_passages(passages: list[Passage], store: PassageStore, embedder: Embed
         store.delete(stale)
         removed = len(stale)
     report = IndexReport(len(passages), len(todo) - updated, updated, len(passages) - len(todo), removed, 0.0)
-    if optimize and report.changed:
+    report.to_optimize = report.changed or not getattr(store, "optimized", True)
+    if optimize and report.to_optimize:
         store.optimize()  # an indexing engine (qdrant-edge) builds its HNSW graph once, after the writes
     report.seconds = time.perf_counter() - start
     return report

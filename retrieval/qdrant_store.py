@@ -185,6 +185,8 @@ class PassageStore:
             self._touch()
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=[point_id(p) for p in passage_ids]))
 
+    optimized = True  # nothing to optimize: a server indexes in the background, and local mode has no index
+
     def optimize(self) -> None:
         """Nothing to do: a server indexes in the background, and local mode has no index."""
 

@@ -103,7 +103,7 @@ def test_incremental_update_and_resume_after_interruption(tmp_path, open_store):
     reopened.close()
 
 
-def test_a_caller_can_defer_the_stores_optimize(tmp_path):
+def test_a_caller_can_defer_the_stores_optimize_and_a_build_cut_short_before_it_is_optimized_on_resume(tmp_path):
     docs = load_corpus("demo")[:4]
     embedder = get_embedder("all-MiniLM-L6-v2")
     store = EdgeStore(collection="t", dim=embedder.dim, path=tmp_path / "q")
@@ -111,12 +111,17 @@ def test_a_caller_can_defer_the_stores_optimize(tmp_path):
     optimize = store.optimize
     store.optimize = lambda: calls.append(1) or optimize()
     deferred = build_index(docs, store, embedder, optimize=False)
-    assert deferred.changed and calls == []  # written, not optimized: the caller lets go of docs, then optimizes
-    unchanged = build_index(docs, store, embedder)
-    assert not unchanged.changed and calls == []  # nothing written, nothing to rebuild
-    changed = build_index(docs[:3], store, embedder, prune=True)
-    assert changed.removed == 1 and changed.changed and calls == [1]
+    assert deferred.changed and deferred.to_optimize and calls == [] and not store.optimized  # as if killed before optimizing
+    resumed = build_index(docs, store, embedder)
+    assert not resumed.changed and resumed.to_optimize and calls == [1] and store.optimized  # nothing to embed, the index still built
+    again = build_index(docs, store, embedder)
+    assert not again.to_optimize and calls == [1]
+    pruned = build_index(docs[:3], store, embedder, prune=True)
+    assert pruned.removed == 1 and pruned.to_optimize and calls == [1, 1]
     store.close()
+    reopened = EdgeStore(collection="t", dim=embedder.dim, path=tmp_path / "q")
+    assert reopened.optimized  # recorded with the collection, not in the process
+    reopened.close()
 
 
 def test_dimension_mismatch_is_refused(tmp_path):

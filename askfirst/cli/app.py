@@ -68,7 +68,7 @@ def index(
         report = index_corpus(cfg, store, docs=docs, prune=prune, optimize=False, progress=index_progress)
         if not augment:
             docs = None  # the corpus is not held while the store builds its index, nor while BM25's is built from the collection
-        if report.changed:
+        if report.to_optimize:
             started = time.perf_counter()
             store.optimize()
             report.seconds += time.perf_counter() - started
