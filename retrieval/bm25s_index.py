@@ -11,6 +11,7 @@ folder: one of them builds, the others load what it built, and none reads a fold
 from __future__ import annotations
 
 import fcntl
+from array import array
 import json
 import logging
 import shutil
@@ -79,12 +80,12 @@ class Bm25sIndex:
     @classmethod
     def build(cls, store, folder: Path, *, revision: str) -> None:
         bm25s = _bm25s()
-        # Token ids rather than token strings: each list holds references to the vocabulary's shared ints, which keeps a
-        # million passages' tokens to about 8 bytes each while bm25s builds its matrix.
+        # Token ids rather than token strings, each passage's as a packed array of 4-byte ints (a list would take 8 bytes
+        # a token for its references, and more as it grows), held while bm25s builds its matrix from them.
         ids, token_ids, vocab = [], [], {}
         for p in store.iter_passages():
             ids.append(p.passage_id)
-            token_ids.append([vocab.setdefault(t, len(vocab)) for t in tokenize(f"{p.title} {p.text}")])
+            token_ids.append(array("I", [vocab.setdefault(t, len(vocab)) for t in tokenize(f"{p.title} {p.text}")]))
         folder = Path(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
         folder = inside(folder.parent, folder.name)  # renamed and deleted below: never anything outside its own root
