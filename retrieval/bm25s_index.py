@@ -16,6 +16,7 @@ import json
 import logging
 import shutil
 import tempfile
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -80,20 +81,16 @@ class Bm25sIndex:
     @classmethod
     def build(cls, store, folder: Path, *, revision: str) -> None:
         bm25s = _bm25s()
-        # Token ids rather than token strings, each passage's as a packed array of 4-byte ints (a list would take 8 bytes
-        # a token for its references, and more as it grows), held while bm25s builds its matrix from them.
-        ids, token_ids, vocab = [], [], {}
-        for p in store.iter_passages():
-            ids.append(p.passage_id)
-            token_ids.append(array("I", [vocab.setdefault(t, len(vocab)) for t in tokenize(f"{p.title} {p.text}")]))
+        ids, vocab, matrix = score_matrix((p.passage_id, f"{p.title} {p.text}") for p in store.iter_passages())
         folder = Path(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
         folder = inside(folder.parent, folder.name)  # renamed and deleted below: never anything outside its own root
         tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
         try:
-            if ids:  # bm25s cannot index an empty corpus; an empty collection keeps only its (empty) id list
+            if ids:  # an empty collection keeps only its (empty) id list
                 bm25 = bm25s.BM25(k1=K1, b=B, method="lucene")
-                bm25.index((token_ids, vocab), show_progress=False)
+                # what bm25s's own index() leaves: its matrix, and its vocabulary with the empty token (which has no column)
+                bm25.scores, bm25.vocab_dict, bm25.nonoccurrence_array = matrix, vocab | {"": len(vocab)}, None
                 bm25.save(str(tmp))
             np.save(tmp / _IDS, np.array(ids, dtype=f"S{max((len(i.encode()) for i in ids), default=1)}"))
             (tmp / _STAMP).write_text(json.dumps({"revision": revision, "collection": store.collection, "passages": len(ids)}))
@@ -123,3 +120,50 @@ class Bm25sIndex:
             return 0
         indptr = self._bm25.scores["indptr"]
         return int(indptr[column + 1] - indptr[column]) if column + 1 < len(indptr) else 0
+
+
+def score_matrix(passages, *, chunk: int = 8_192) -> tuple[list[str], dict[str, int], dict | None]:
+    """bm25s's ``method="lucene"`` score matrix of ``(passage_id, text)`` pairs, as ``BM25.index`` builds it (one
+    column per token, each column's passages in the order read), with the passage ids and the token vocabulary.
+
+    Each passage's distinct tokens and their counts are packed as they are read (6 bytes a pair), and the matrix is
+    filled from them a chunk of passages at a time: at 1M passages bm25s's ``index`` held the token lists, its COO
+    triples and their CSC copy at once, the build's peak memory.
+    """
+    ids, vocab = [], {}
+    tokens, counts, lengths, distinct = array("I"), array("H"), array("I"), array("I")
+    for passage_id, text in passages:
+        counter = Counter(vocab.setdefault(t, len(vocab)) for t in tokenize(text))
+        ids.append(passage_id)
+        tokens.extend(counter.keys())
+        counts.extend(min(n, 65_535) for n in counter.values())
+        lengths.append(sum(counter.values()))
+        distinct.append(len(counter))
+    if not ids:
+        return ids, vocab, None
+    tok, tf = np.frombuffer(tokens, dtype=np.uint32), np.frombuffer(counts, dtype=np.uint16)
+    length, width = np.frombuffer(lengths, dtype=np.uint32), np.frombuffer(distinct, dtype=np.uint32)
+    n, nnz = len(ids), len(tok)
+    df = np.bincount(tok, minlength=len(vocab))
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)  # Lucene's IDF, kept as bm25s keeps it
+    index_type = np.int32 if nnz < 2**31 else np.int64
+    indptr = np.zeros(len(vocab) + 1, dtype=index_type)
+    np.cumsum(df, out=indptr[1:])
+    data, indices = np.empty(nnz, dtype=np.float32), np.empty(nnz, dtype=index_type)
+    filled = indptr[:-1].astype(np.int64)  # each column's next free slot
+    avg, start = length.mean(), 0
+    for first in range(0, n, chunk):
+        docs = np.arange(first, min(first + chunk, n))
+        end = start + int(width[docs].sum())
+        t, row = tok[start:end], np.repeat(docs, width[docs])
+        norm = K1 * ((1 - B) + B * length[row] / avg)
+        scores = (idf[t] * (tf[start:end] / (norm + tf[start:end]))).astype(np.float32)
+        order = np.argsort(t, kind="stable")  # by column, each column's passages in order
+        st = t[order]
+        head = np.r_[True, st[1:] != st[:-1]]
+        rank = np.arange(len(st)) - np.maximum.accumulate(np.where(head, np.arange(len(st)), 0))
+        slots = filled[st] + rank
+        indices[slots], data[slots] = row[order], scores[order]
+        filled += np.bincount(t, minlength=len(vocab))
+        start = end
+    return ids, vocab, {"data": data, "indices": indices, "indptr": indptr, "num_docs": n}

@@ -1,5 +1,6 @@
 """The real embedder and a real embedded Qdrant store, on the demo corpus."""
 
+import numpy as np
 import pytest
 
 from askfirst.config import load_config
@@ -248,3 +249,23 @@ def test_passage_texts_reads_on_demand(demo_index):
     assert "no-such-passage" not in texts and texts.get("no-such-passage") is None
     with pytest.raises(KeyError):
         texts["no-such-passage"]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 8_192])
+def test_the_bm25s_matrix_is_the_one_bm25s_builds(chunk):
+    """The packed, chunked build writes bm25s's own lucene matrix: the same columns, rows and scores, whatever the chunk."""
+    import bm25s
+
+    from askfirst.retrieval.bm25s_index import score_matrix
+    from askfirst.retrieval.sparse import B, K1
+
+    texts = [f"{word} river bank {word} loan" if i % 2 else f"the {word} bank of the river {word} {word}"
+             for i, word in enumerate(["alpha", "beta", "alpha", "gamma", "delta", "beta", "river"])]
+    ids, vocab, ours = score_matrix(((f"p{i}", t) for i, t in enumerate(texts)), chunk=chunk)
+    reference = bm25s.BM25(k1=K1, b=B, method="lucene")
+    reference.index(([[vocab[t] for t in tokenize(text)] for text in texts], dict(vocab)), show_progress=False)
+    assert ids == [f"p{i}" for i in range(len(texts))] and ours["num_docs"] == len(texts)
+    for key in ("indptr", "indices"):
+        assert ours[key].tolist() == reference.scores[key].tolist(), key
+    np.testing.assert_allclose(ours["data"], reference.scores["data"], rtol=1e-6)
+    assert score_matrix(iter([])) == ([], {}, None)
