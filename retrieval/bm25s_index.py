@@ -153,16 +153,14 @@ def score_matrix(passages, *, chunk: int = 8_192) -> tuple[list[str], dict[str, 
     filled = indptr[:-1].astype(np.int64)  # each column's next free slot
     avg, start = length.mean(), 0
     for first in range(0, n, chunk):
-        docs = np.arange(first, min(first + chunk, n))
-        end = start + int(width[docs].sum())
-        t, row = tok[start:end], np.repeat(docs, width[docs])
+        stop = min(first + chunk, n)
+        end = start + int(width[first:stop].sum())
+        t, row = tok[start:end], np.repeat(np.arange(first, stop), width[first:stop])
         norm = K1 * ((1 - B) + B * length[row] / avg)
         scores = (idf[t] * (tf[start:end] / (norm + tf[start:end]))).astype(np.float32)
         order = np.argsort(t, kind="stable")  # by column, each column's passages in order
         st = t[order]
-        head = np.r_[True, st[1:] != st[:-1]]
-        rank = np.arange(len(st)) - np.maximum.accumulate(np.where(head, np.arange(len(st)), 0))
-        slots = filled[st] + rank
+        slots = filled[st] + np.arange(len(st)) - np.searchsorted(st, st)  # a column's slot, plus its rank in the chunk
         indices[slots], data[slots] = row[order], scores[order]
         filled += np.bincount(t, minlength=len(vocab))
         start = end
