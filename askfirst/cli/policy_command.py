@@ -156,3 +156,26 @@ def export(runs: RunsArg, out: Annotated[Path, typer.Option(help="The signals ta
 
     table = write_signals_table(_rows(runs), out, source=source)
     console.print(f"wrote {len(table.rows)} questions' signals to {out}")
+
+
+@policy_app.command("separation")
+def separation_command(runs: RunsArg, top: Annotated[int, typer.Option(help="Show this many signals, strongest first (0: all).")] = 0,
+                       out: Annotated[Path | None, typer.Option(help="Write every signal's AUCs and intervals as JSON here.")] = None) -> None:
+    """Each signal's one-vs-rest ROC AUC per expected route (0.5: no separation), with 95% bootstrap intervals: which
+    signals a policy can use, measured on the questions given (use training questions to choose signals)."""
+    from rich.table import Table
+
+    from askfirst.cli.render import console
+    from askfirst.evaluation.signal_separation import separation
+
+    result = separation(_rows(runs))
+    table = Table(title=f"one-vs-rest AUC of each signal ({result['n']} questions: "
+                        + ", ".join(f"{route} {n}" for route, n in result["expected"].items()) + ")")
+    table.add_column("signal")
+    for route in result["expected"]:
+        table.add_column(route)
+    for row in result["signals"][:top or None]:
+        table.add_row(row["signal"], *(f"{v['auc']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]" for v in row["auc"].values()))
+    console.print(table)
+    if out:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
