@@ -1,7 +1,7 @@
-"""Confidence intervals: paired bootstrap intervals for differences between two systems on the same questions, and
-Wilson intervals for one system's share of questions (a route accuracy).
+"""Confidence intervals: bootstrap intervals for a statistic of a set of questions (one system's, or the difference
+between two systems on the same questions), and Wilson intervals for one system's share of questions (a route accuracy).
 
-The paired ones use ``scipy.stats.bootstrap`` with ``paired=True`` (questions are resampled, a question's two scores
+The bootstrap ones use ``scipy.stats.bootstrap`` with ``paired=True`` (questions are resampled, a question's values
 stay together) and the bias-corrected and accelerated (BCa) interval.
 """
 
@@ -14,12 +14,14 @@ import numpy as np
 from scipy import stats
 
 
-def _interval(data: tuple[np.ndarray, ...], statistic: Callable, *, samples: int, seed: int, level: float) -> tuple[float, float]:
+def _interval(data: tuple[np.ndarray, ...], statistic: Callable, *, samples: int, seed: int, level: float,
+              vectorized: bool = False) -> tuple[float, float]:
     """BCa, or the percentile interval where BCa is undefined (its acceleration needs varied jackknife values)."""
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-            ci = stats.bootstrap(data, statistic, paired=True, vectorized=False, n_resamples=samples, confidence_level=level,
+            warnings.simplefilter("ignore", RuntimeWarning)  # BCa's acceleration on constant jackknife values: NaN, then percentile
+            ci = stats.bootstrap(data, statistic, paired=True, vectorized=vectorized, n_resamples=samples, confidence_level=level,
                                  method=method, random_state=np.random.default_rng(seed)).confidence_interval
         if np.isfinite(ci.low) and np.isfinite(ci.high):
             break
@@ -59,9 +61,28 @@ def paired_bootstrap_statistic(a: np.ndarray, b: np.ndarray, statistic: Callable
     value = statistic(x) - statistic(y)
     if x.shape[0] < 2 or np.allclose(x, y):
         return float(value), float(value), float(value)
-    index = np.arange(x.shape[0])
-    low, high = _interval((index,), lambda i: statistic(x[i.astype(int)]) - statistic(y[i.astype(int)]), samples=samples, seed=seed, level=level)
+    low, high = bootstrap_interval((x, y), lambda p, q: statistic(p) - statistic(q), samples=samples, seed=seed, level=level)
     return float(value), low, high
+
+
+def bootstrap_interval(arrays: Sequence[np.ndarray], statistic: Callable[..., float], *, samples: int = 2000, seed: int = 0,
+                       level: float = 0.95, vectorized: bool = False) -> tuple[float, float]:
+    """BCa interval of ``statistic(*arrays)`` over resampled questions, for a statistic of a whole set (an AUC, HM).
+
+    Args:
+        arrays: arrays whose row ``i`` is question ``i``; a resample takes the same rows of each.
+        statistic: called with the resampled arrays, in order; it may return NaN for a resample it is undefined on,
+            and then the interval is NaN where BCa and the percentile interval both need that resample.
+        vectorized: ``statistic`` takes 1-D ``arrays`` stacked into ``(resamples, questions)`` and returns one value
+            per row (scipy's ``vectorized``), which is much faster than one call per resample.
+    """
+    data = [np.asarray(a) for a in arrays]
+    index = np.arange(data[0].shape[0])
+
+    def resampled(i, axis=-1):  # scipy passes ``axis`` to a vectorized statistic; the resamples are on the last one
+        return statistic(*(a[i.astype(int)] for a in data))
+
+    return _interval((index,), resampled, samples=samples, seed=seed, level=level, vectorized=vectorized)
 
 
 def proportion_ci(successes: int, n: int, *, level: float = 0.95) -> tuple[float, float]:
