@@ -188,6 +188,11 @@ class EdgeStore:
             if offset is None:
                 return
 
+    def vector_sample(self, n: int) -> list[tuple[str, np.ndarray]]:
+        """Up to ``n`` stored passages' ids and dense vectors, the first in point-id order (as :class:`PassageStore`)."""
+        records, _ = self.shard.scroll(self._qe.ScrollRequest(limit=n, with_payload=["passage_id"], with_vector=[DENSE]))
+        return [(r.payload["passage_id"], np.asarray(r.vector[DENSE], dtype=np.float32)) for r in records]
+
     def _query(self, vector, using: str, k: int) -> list[tuple[str, float]]:
         qe = self._qe
         hits = self.shard.query(qe.QueryRequest(limit=k, query=qe.Query.Nearest(vector, using=using), with_payload=["passage_id"]))

@@ -198,6 +198,12 @@ class PassageStore:
             if offset is None:
                 return
 
+    def vector_sample(self, n: int) -> list[tuple[str, np.ndarray]]:
+        """Up to ``n`` stored passages' ids and dense vectors: the first in point-id order, a fixed spread of the collection
+        (point ids are name-based UUIDs)."""
+        records, _ = self.client.scroll(self.collection, limit=n, with_payload=["passage_id"], with_vectors=[DENSE])
+        return [(r.payload["passage_id"], np.asarray(r.vector[DENSE], dtype=np.float32)) for r in records]
+
     def get_passages(self, passage_ids: list[str]) -> dict[str, Passage]:
         """The stored passages among ``passage_ids``, by id."""
         return {r.payload["passage_id"]: passage_from_payload(r.payload) for r in self._records(passage_ids, PAYLOAD_FIELDS)}

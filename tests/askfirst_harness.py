@@ -7,6 +7,7 @@ import numpy as np
 from askfirst.config import load_config
 from askfirst.programs.base import Resources
 from askfirst.programs.registry import Registry
+from askfirst.retrieval.chunking import Passage
 from tests.conftest import PASSAGES, LabelScoringEngine, ListRetriever
 
 FEE_ANSWERS = {"fees-lab": "EUR 85", "fees-registration": "EUR 60"}
@@ -46,20 +47,32 @@ class QueryCosines:
     """A dense index whose top cosine for a query is scripted (the retrieval gate's signal), and an embedder whose
     vectors are scripted topics: each text is the unit vector of its topic in ``topics`` (0 unless named), so two
     texts have cosine 1 on one topic and 0 on two (the topic-switch check's signal). The store looks the score up for
-    the text embedded last, which is the query ``Resources.dense`` searches with."""
+    the text embedded last, which is the query ``Resources.dense`` searches with. Its collection's nearest-neighbour
+    cosines (the scale of ``top_cosine_percentile``) are ``reference``: each sampled passage finds itself, then one at
+    its reference cosine."""
 
-    def __init__(self, cosines: dict[str, float], topics: dict[str, int] | None = None):
+    revision = "fixed"
+
+    def __init__(self, cosines: dict[str, float], topics: dict[str, int] | None = None, reference=(0.5, 0.7, 0.8, 0.95)):
         self.cosines, self.topics, self.embedded = cosines, topics or {}, []
+        self.samples = [(f"sample{i}", np.full(4, cosine)) for i, cosine in enumerate(reference)]
+        self.reference_passages = [Passage(pid, pid, "", "a reference passage") for pid in [p for p, _ in self.samples] + ["neighbour"]]
 
     def embed(self, texts):
         self.embedded = list(texts)
         return np.eye(4)[[self.topics.get(text, 0) for text in texts]]
 
+    def vector_sample(self, n):
+        return self.samples[:n]
+
     def dense_search(self, query_vector, k):
+        for passage_id, vector in self.samples:
+            if query_vector is vector:
+                return [(passage_id, 1.0), ("neighbour", float(vector[0]))][:k]
         return [(PASSAGES[0].passage_id, self.cosines.get(self.embedded[-1], 0.9))][:k]
 
     def get_passages(self, ids):
-        return {p.passage_id: p for p in PASSAGES if p.passage_id in ids}
+        return {p.passage_id: p for p in PASSAGES + self.reference_passages if p.passage_id in ids}
 
 
 def scoring_lm(logprobs: dict[str, float]):

@@ -29,6 +29,7 @@ def test_every_stage_records_its_signal(schema_lm):
     assert set(signals) == set(FEATURES)
     assert all(isinstance(v, float) and math.isfinite(v) for v in signals.values())
     assert signals["p_answerable"] > 0.5 and signals["follow_up"] == 0.0 and signals["top_cosine"] == pytest.approx(0.9)
+    assert signals["top_cosine_percentile"] == 0.75  # 0.9 is above three of the collection's four reference cosines
     assert signals["diverges"] == 1.0 and signals["divergence_options"] == 2.0
     assert reply.extras["route_probabilities"] is None
 

@@ -29,6 +29,7 @@ from askfirst.programs.common.conversation import format_passages, history_text,
 from askfirst.programs.common.responders import clarifying_question, partial_reply
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.retrieval.chunking import Passage
+from askfirst.retrieval.cosine_reference import cosine_percentile
 from askfirst.signatures.askfirst import AssessEvidence, PassageAnswers, ReferentLabel, StandaloneQuestion, UnnamedReferent
 from askfirst.signatures.clarion import AnalyzeAmbiguity, ClarifyQuery, WriteLongAnswer
 from askfirst.signatures.mafrag import ExpandQuery
@@ -101,7 +102,7 @@ class AskFirstProgram(RulesPath, dspy.Module):
                                   "ungrounded_options": None, "not_readings": None, "repeated_example": None, "echoed_question": None, "no_choice_asked": None, "titled_options": None, "answering_sentences": None}}
         if self.config.policy == "fitted":
             state["turn_index"] = sum(1 for turn in to_turns(conversation)[:-1] if turn.role == "user")
-            state["extras"] |= {"cosine_margin": None, "cue_documents": 0, "question_form": question_form(question), "label_distribution": None,
+            state["extras"] |= {"cosine_margin": None, "top_cosine_percentile": None, "cue_documents": 0, "question_form": question_form(question), "label_distribution": None,
                                 "signals": None, "rules_route": None, "route_probabilities": None}
         try:
             if self.config.policy == "fitted":
@@ -125,6 +126,7 @@ class AskFirstProgram(RulesPath, dspy.Module):
         extras, said_before = state["extras"], history_text(history)
         query, gated_query = self._retrieval(question, history, state)
         extras["top_cosine"], extras["cosine_margin"] = self._cosines(gated_query)
+        extras["top_cosine_percentile"] = cosine_percentile(self.resources.store, extras["top_cosine"])
         extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
         if history and self.resources.embedder is not None:
             below = self.config.topic_switch_below
