@@ -44,6 +44,14 @@ def test_signals_come_strongest_first_and_a_route_no_question_expects_is_left_ou
     assert "partial" not in top
 
 
+def test_a_route_too_rare_for_every_resample_gets_no_interval():
+    rows = _rows()
+    rows[0]["expected"] = "partial"  # one question of 40: most resamples hold none
+    top = separation(rows, resamples=50)["signals"][0]["auc"]
+    assert top["partial"]["ci95"] is None and 0.0 <= top["partial"]["auc"] <= 1.0
+    assert top["idk"]["ci95"] is not None
+
+
 def test_the_command_prints_and_writes_the_table(tmp_path):
     table = tmp_path / "signals.json"
     write_signals_table(_rows(), table, source="a test")

@@ -175,7 +175,10 @@ def separation_command(runs: RunsArg, top: Annotated[int, typer.Option(help="Sho
     for route in result["expected"]:
         table.add_column(route)
     for row in result["signals"][:top or None]:
-        table.add_row(row["signal"], *(f"{v['auc']:.2f} [{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]" for v in row["auc"].values()))
+        table.add_row(row["signal"], *(f"{v['auc']:.2f} " + (f"[{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}]" if v["ci95"] else "[no interval]")
+                                       for v in row["auc"].values()))
     console.print(table)
+    if any(v["ci95"] is None for row in result["signals"] for v in row["auc"].values()):
+        console.print("[no interval]: a route so rare that some resamples hold none of its questions, where its AUC is undefined")
     if out:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

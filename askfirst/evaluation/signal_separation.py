@@ -37,7 +37,8 @@ def separation(rows: list[dict], *, seed: int = 0, resamples: int = RESAMPLES) -
 
     Returns:
         ``{"n", "expected": {route: n}, "signals": [{"signal", "strongest", "auc": {route: {"auc", "ci95"}}}]}``;
-        ``ci95`` is the BCa bootstrap interval over questions. A route is left out where every question, or none,
+        ``ci95`` is the BCa bootstrap interval over questions, or ``None`` for a route so rare that some resamples hold
+        none of its questions (the AUC is undefined there, so no interval is). A route is left out where every question, or none,
         expects it, and ``strongest`` is the largest ``|auc - 0.5|``. A signal a question did not record counts as 0
         there, as the policy reads it.
     """
@@ -51,7 +52,8 @@ def separation(rows: list[dict], *, seed: int = 0, resamples: int = RESAMPLES) -
         for route in routes:
             positive = expected == route
             low, high = bootstrap_interval((positive, matrix[:, j]), _auc, samples=resamples, seed=seed, vectorized=True)
-            per_route[route] = {"auc": float(_auc(positive, matrix[:, j])), "ci95": [low, high]}
+            interval = [low, high] if np.isfinite(low) and np.isfinite(high) else None
+            per_route[route] = {"auc": float(_auc(positive, matrix[:, j])), "ci95": interval}
         strongest = max((abs(v["auc"] - 0.5) for v in per_route.values()), default=0.0)
         table.append({"signal": name, "strongest": strongest, "auc": per_route})
     table.sort(key=lambda row: -row["strongest"])
