@@ -34,7 +34,7 @@ def nearest_neighbour_cosines(store, n: int = SAMPLE) -> np.ndarray:
 
 def cosine_percentile(store, cosine: float | None) -> float | None:
     """The share of the collection's reference cosines at or below ``cosine`` (0-1); ``None`` without a cosine, a store,
-    or a collection of two passages or more. The reference is computed once per store and revision."""
+    or a reference (a collection of one document). The reference is computed once per store and revision."""
     if cosine is None or store is None:
         return None
     revision = store.revision
