@@ -21,12 +21,12 @@ def nearest_neighbour_cosines(store, n: int = SAMPLE) -> np.ndarray:
     """Sorted: for each of up to ``n`` stored passages (``store.vector_sample``), its best cosine to a passage of another
     document (a passage with none among its nearest ``NEIGHBOURS`` is left out)."""
     sample = store.vector_sample(n)
-    documents = {pid: p.doc_id for pid, p in store.get_passages([pid for pid, _ in sample]).items()}
+    hits = [store.dense_search(vector, NEIGHBOURS) for _, vector in sample]
+    found = store.get_passages(list({pid for pid, _ in sample} | {pid for row in hits for pid, _ in row}))  # one lookup
+    document = {pid: passage.doc_id for pid, passage in found.items()}
     cosines = []
-    for passage_id, vector in sample:
-        hits = store.dense_search(vector, NEIGHBOURS)
-        found = store.get_passages([pid for pid, _ in hits])
-        others = [score for pid, score in hits if pid in found and found[pid].doc_id != documents.get(passage_id)]
+    for (passage_id, _), row in zip(sample, hits):
+        others = [score for pid, score in row if pid in document and document[pid] != document.get(passage_id)]
         if others:
             cosines.append(others[0])
     return np.sort(np.asarray(cosines, dtype=float))
