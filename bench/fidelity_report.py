@@ -1,4 +1,4 @@
-"""Issue 17's fidelity check on one finished eval: do our scores agree with the reference scorers?
+"""Do our scores agree with the reference scorers on one finished eval? (issues 17 and 71)
 
 Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
 
@@ -6,7 +6,8 @@ Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
   ``recall.10`` / ``ndcg_cut.5``) run on the exported ``run.trec`` and ``qrels.trec``, to 4 decimals.
 - MTRAG's own scripts (an MTRAG eval; vendored in ``tests/fixtures/mtrag_official``): ``format_checker.py`` on the
   export (``mtrag_predictions.jsonl``), and ``run_retrieval_eval.py``'s nDCG/Recall@1,3,5 per collection and weighted,
-  from the real qrels under ``ASKFIRST_DATA_DIR``, beside ``metrics.json``'s ``mtrag_official_retrieval``.
+  beside ``metrics.json``'s ``mtrag_official_retrieval``: from MTRAG-UN's dev qrels under ``ASKFIRST_DATA_DIR`` where they
+  hold every task the export has judgements for, else (MTRAG's synthetic tasks, a user's own) from the run's ``qrels.trec``.
 - Generation (an eval run with ``eval.hm=true``): RB_agg and HM with the ROUGE-L this project used before issue 17
   (its own LCS on SQuAD-normalised tokens, articles dropped) and with ``rouge_score``'s (MTRAG's scorer), the judges'
   verdicts held fixed; and HM under both conditionings (current, and 2026-01 as the SemEval notes paper was scored).
@@ -14,9 +15,9 @@ Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
-import sys
 import tempfile
 from pathlib import Path
 
@@ -73,9 +74,27 @@ def _official(name: str):
     return module
 
 
-def official_agreement(run_dir: Path) -> tuple[list[str], list[tuple[str, float, float]]] | None:
-    """MTRAG's format checker's errors on the export, and (measure, ours, run_retrieval_eval.py) per collection and
-    weighted; ``None`` when the run has no MTRAG export."""
+def _qrels_files(run_dir: Path, tmp: Path) -> tuple[dict[str, str], str]:
+    """The qrels file run_retrieval_eval.py reads for each collection: MTRAG-UN's dev files when they judge every task the
+    run's ``qrels.trec`` judges, else one file of the run's own judgements (the script scores a collection's tasks only);
+    and which of the two it is."""
+    with (run_dir / TREC_QRELS_FILE).open() as handle:
+        judged = pytrec_eval.parse_qrel(handle)
+    mtrag = shared_data_dir(None) / "mtrag"
+    dev = {official: mtrag / f"mtragun_dev_qrels_{name}.tsv" for name, official in MTRAG_COLLECTIONS.items()}
+    if all(path.exists() for path in dev.values()):
+        dev_ids = {line.split("\t", 1)[0] for path in dev.values() for line in path.read_text(encoding="utf-8").splitlines()[1:]}
+        if judged.keys() <= dev_ids:
+            return {official: str(path) for official, path in dev.items()}, "MTRAG-UN's dev qrels files"
+    own = tmp / "qrels.tsv"
+    own.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, docs in judged.items() for d, g in docs.items()),
+                   encoding="utf-8")
+    return dict.fromkeys(MTRAG_COLLECTIONS.values(), str(own)), f"the run's own {TREC_QRELS_FILE} (MTRAG-UN's dev files do not judge all its tasks)"
+
+
+def official_agreement(run_dir: Path) -> tuple[list[str], str, list[tuple[str, float, float]]] | None:
+    """MTRAG's format checker's errors on the export, the qrels used, and (measure, ours, run_retrieval_eval.py) per
+    collection and weighted; ``None`` when the run has no MTRAG export."""
     export = run_dir / "mtrag_predictions.jsonl"
     metrics = json.loads((run_dir / "metrics.json").read_text()) if (run_dir / "metrics.json").exists() else {}
     if not export.exists() or "mtrag_official_retrieval" not in metrics:
@@ -85,9 +104,8 @@ def official_agreement(run_dir: Path) -> tuple[list[str], list[tuple[str, float,
         task_file = Path(tmp) / "tasks.jsonl"
         task_file.write_text("".join(json.dumps({"task_id": t["task_id"]}) + "\n" for t in tasks), encoding="utf-8")
         errors, _ = _official("format_checker").validate_prediction_file(str(task_file), str(export), "rag_taskc")
-    mtrag = shared_data_dir(None) / "mtrag"
-    qrels = {official: str(mtrag / f"mtragun_dev_qrels_{name}.tsv") for name, official in MTRAG_COLLECTIONS.items()}
-    per_collection, recall, ndcg, _ = _official("run_retrieval_eval").weighted_scores(str(export), qrels)
+        qrels, source = _qrels_files(run_dir, Path(tmp))
+        per_collection, recall, ndcg, _ = _official("run_retrieval_eval").weighted_scores(str(export), qrels)
     ours, rows = metrics["mtrag_official_retrieval"], []
     for row in sorted(per_collection, key=lambda r: r["collection"]):
         mine = ours["collections"][row["collection"]]
@@ -96,7 +114,7 @@ def official_agreement(run_dir: Path) -> tuple[list[str], list[tuple[str, float,
             rows += [(f"{short} nDCG@{k}", mine[f"nDCG@{k}"], row["nDCG"][i]), (f"{short} Recall@{k}", mine[f"Recall@{k}"], row["Recall"][i])]
     for i, k in enumerate((1, 3, 5)):
         rows += [(f"weighted nDCG@{k}", ours["all"][f"nDCG@{k}"], ndcg[i]), (f"weighted Recall@{k}", ours["all"][f"Recall@{k}"], recall[i])]
-    return errors, rows
+    return errors, source, rows
 
 
 def generation_before_after(run_dir: Path) -> list[tuple[str, float, float]] | None:
@@ -138,8 +156,9 @@ def main(run_dir: str) -> None:
         print(f"| {name} | {ours:.4f} | {ref:.4f} | {'yes' if round(ours, 4) == round(ref, 4) else 'NO'} |")
     official = official_agreement(run)
     if official is not None:
-        errors, rows = official
+        errors, source, rows = official
         print(f"\nMTRAG's format_checker.py (rag_taskc) on the export: {len(errors)} error(s)" + "".join(f"\n- {e}" for e in errors[:10]))
+        print(f"\nrun_retrieval_eval.py's figures with the qrels of {source}:")
         print("\n| measure | ours (metrics.json) | run_retrieval_eval.py | equal to 4 decimals |\n|---|---|---|---|")
         for name, ours, ref in rows:
             print(f"| {name} | {ours:.4f} | {ref:.4f} | {'yes' if round(ours, 4) == round(ref, 4) else 'NO'} |")
@@ -153,6 +172,6 @@ def main(run_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__)
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog="Reads MTRAG-UN's dev qrels from ASKFIRST_DATA_DIR.")
+    parser.add_argument("run_dir", help="a finished eval's run folder (runs/eval-…)")
+    main(parser.parse_args().run_dir)

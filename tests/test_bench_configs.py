@@ -61,6 +61,18 @@ def _bench_script(name: str):
     return script
 
 
+@pytest.mark.parametrize("path", sorted(BENCH.glob("*.py")), ids=lambda p: p.name)
+def test_every_bench_script_says_what_it_does_with_help(path, monkeypatch, capsys):
+    import runpy
+
+    monkeypatch.setattr("sys.argv", [str(path), "--help"])
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(path), run_name="__main__")
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage:") and len(out.splitlines()) > 3  # argparse's usage, the purpose and the arguments
+
+
 def test_a_stopped_run_pools_with_the_questions_it_finished(tmp_path):
     from askfirst.run_dir import save_resolved
     from askfirst.evaluation.pooled_runs import pooled_run

@@ -105,3 +105,23 @@ def test_a_failed_question_scores_zero_in_the_run_file_as_in_askfirst(export):
         qrels.setdefault(qid, {})[doc] = int(grade)
     scored = pytrec_eval.RelevanceEvaluator(qrels, {"recall.10"}).evaluate(run)
     assert set(scored) == judged and scored["t7"]["recall_10"] == 0.0  # the failed question is in, at 0
+
+
+def test_the_fidelity_report_scores_a_run_outside_mtrag_un_dev_with_its_own_qrels(export, tmp_path, monkeypatch):
+    """bench/fidelity_report.py on a run folder whose tasks MTRAG-UN's dev qrels do not judge (as MTRAG's synthetic
+    tasks): the official scorer reads the run's own qrels.trec and gives askfirst's figures."""
+    examples, records, _, path = export
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "mtrag_predictions.jsonl").write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    (run / "qrels.trec").write_text(trec_qrels(examples), encoding="utf-8")
+    (run / "metrics.json").write_text(json.dumps({"mtrag_official_retrieval": official_retrieval(examples, records)}))
+    monkeypatch.setenv("ASKFIRST_DATA_DIR", str(tmp_path / "no-shared-data"))
+    spec = importlib.util.spec_from_file_location("fidelity_report", Path(__file__).parents[1] / "bench" / "fidelity_report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+
+    errors, source, rows = report.official_agreement(run)
+    assert errors == [] and "qrels.trec" in source
+    assert len(rows) == 3 * 6 + 6  # three collections and the weighted figures, nDCG and Recall at 1, 3, 5
+    assert all(ours == pytest.approx(theirs, abs=1e-4) for _, ours, theirs in rows)
