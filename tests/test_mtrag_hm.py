@@ -66,6 +66,9 @@ def test_idk_on_unanswerable_scores_one_without_quality_judges(schema_lm):
     agg = aggregate_hm(rows)
     assert agg["RL_F_cond"] == 0.75 and agg["RB_agg_cond"] == 0.625 and agg["idk_rate"] == 0.5
     assert agg["HM"] == pytest.approx(harmonic_mean([0.75, 0.75, 0.625]))
+    partial = dspy.Prediction(idk=0.5, conditioned={"RL_F": 0.5, "RB_llm": 0.5, "RB_agg": 0.25})  # keeps its scores, as in MTRAG
+    agg = aggregate_hm([*rows, partial])
+    assert agg["idk_rate"] == pytest.approx(1 / 3) and agg["idk_partial_rate"] == pytest.approx(1 / 3)
 
 
 def test_clarification_judge_and_unparseable_fallback(schema_lm):

@@ -109,10 +109,10 @@ def print_summary(summary: dict, *, k: int) -> None:
         m = summary["mtrag"]
         hm = Table(title=f"MTRAGEval generation scores (IDK-conditioned means; RB_agg with {m.get('rb_agg_similarity', 'minilm')} "
                          "similarity standing in for BERTScore)")
-        for col in ("RL_F", "RB_llm", "RB_agg", "HM", "HM (2026-01 conditioning)", "IDK rate"):
+        for col in ("RL_F", "RB_llm", "RB_agg", "HM", "HM (2026-01 conditioning)", "IDK rate", "judged partial"):
             hm.add_column(col)
         hm.add_row(fmt(m.get("RL_F_cond")), fmt(m.get("RB_llm_cond")), fmt(m.get("RB_agg_cond")), fmt(m.get("HM")),
-                   fmt(m.get("HM_2026_01")), fmt(m.get("idk_rate")))
+                   fmt(m.get("HM_2026_01")), fmt(m.get("idk_rate")), fmt(m.get("idk_partial_rate")))
         console.print(hm)
 
 

@@ -99,10 +99,12 @@ def judge_reply(judges: MTRAGJudges, example, answer: str, passages: list[str]) 
 
 def aggregate_hm(rows: list[dspy.Prediction]) -> dict:
     """Means of the conditioned scores and their harmonic mean (the leaderboard's HM) under the current
-    conditioning, ``HM_2026_01`` under the January 2026 one, the IDK rate, and the RB_agg similarity used."""
+    conditioning, ``HM_2026_01`` under the January 2026 one, the IDK rate (replies the IDK judge called "I don't know",
+    the only verdict the conditioning counts as one), the share it called partial, and the RB_agg similarity used."""
     means = {m: sum(r.conditioned[m] for r in rows) / len(rows) for m in METRICS}
     early = {m: sum((r.get("conditioned_2026_01") or r.conditioned)[m] for r in rows) / len(rows) for m in METRICS}
     return {**{f"{m}_cond": v for m, v in means.items()}, "HM": harmonic_mean(list(means.values())),
             **{f"{m}_cond_2026_01": v for m, v in early.items()}, "HM_2026_01": harmonic_mean(list(early.values())),
-            "idk_rate": sum(r.idk >= 0.5 for r in rows) / len(rows),
+            "idk_rate": sum(r.idk == 1 for r in rows) / len(rows),
+            "idk_partial_rate": sum(r.idk == IDK_SCORE["partial"] for r in rows) / len(rows),
             "rb_agg_similarity": ",".join(sorted({r.get("similarity") or "minilm" for r in rows}))}
