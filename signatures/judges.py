@@ -7,12 +7,12 @@ import dspy
 from askfirst.signatures.bounds import NoteList
 
 
+# MTRAGEval's IDK judge instruction, unchanged (IBM/mt-rag-benchmark scripts/evaluation/judge_utils.py, Apache-2.0);
+# its examples are askfirst/evaluation/mtrag_idk_prompt.py.
 class JudgeIDK(dspy.Signature):
-    """Does the response indicate that there is not sufficient information to answer the question?
-    Answer "yes" if the response says it does not know or cannot answer, "partial" if it answers part of
-    the question and says the rest cannot be answered, and "no" if it answers the question."""
+    """Read an inquiry and a response to it.  Decide if the response contains, in part or in whole, an indication that there is not sufficient information to fully answer the inquiry.  Use only one of the following labels: yes, no, partial.  Answer "yes" if the response indicates that the inquiry cannot be answered, for example, due to lack of information (in a reference document or text).  Answer "partial" if the response indicates insufficient information (in a reference document or text) to answer part of the inquiry, but still attempts to answer other part of the inquiry that can be answered.  Answer "no" if the response does not indicate a lack of information preventing answering part of the inquiry, even if some reasoning steps or general knowledge are needed to address the inquiry."""
 
-    question: str = dspy.InputField()
+    inquiry: str = dspy.InputField(desc="The conversation so far, one 'speaker: text' line a turn.")
     response: str = dspy.InputField()
     verdict: Literal["yes", "no", "partial"] = dspy.OutputField()
 

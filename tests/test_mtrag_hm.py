@@ -121,3 +121,16 @@ def test_the_lexical_fallback_and_both_conditionings(schema_lm):
     assert out.conditioned_2026_01["RL_F"] == 1.0 and out.conditioned_2026_01["RB_llm"] == 0.6  # January 2026: scored as answerable
     summary = aggregate_hm([out])
     assert summary["HM"] == 0.0 and summary["HM_2026_01"] > 0 and summary["rb_agg_similarity"] == "lexical"
+
+
+def test_the_idk_judge_reads_the_whole_conversation_with_mtrageval_examples(schema_lm):
+    seen = []
+    lm = schema_lm({"verdict": lambda text: seen.append(text) or {"verdict": "yes"}})
+    turns = [{"role": "user", "content": "Which parking permits are there?"}, {"role": "assistant", "content": "Day and semester permits."},
+             {"role": "user", "content": "How much is the second one?"}]
+    judges = MTRAGJudges(FixedEmbedder())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = judges(turns=turns, answer="I don't know.", answerability="UNANSWERABLE", reference="", passages=[])
+    assert out.idk == 1.0 and len(seen) == 1
+    assert "Which parking permits are there?" in seen[0] and "How much is the second one?" in seen[0]  # MTRAGEval's inquiry
+    assert len(judges.idk.demos) == 15 and {d.verdict for d in judges.idk.demos} == {"yes", "no", "partial"}

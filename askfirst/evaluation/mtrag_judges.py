@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import dspy
 
+from askfirst.evaluation.mtrag_idk_prompt import EXAMPLES as IDK_EXAMPLES
 from askfirst.evaluation.mtrag_formulas import CONDITIONINGS, SIMILARITIES, condition, harmonic3, harmonic_mean, rb_agg_lexical_parts, rouge_l_f
 from askfirst.programs.common.robust import StepFailed, call_predictor
 from askfirst.signatures.judges import JudgeAnswerQuality, JudgeClarification, JudgeFaithfulness, JudgeIDK
 
 IDK_SCORE = {"yes": 1.0, "no": 0.0, "partial": 0.5}
 
-# MTRAGEval's IDK judge is a few-shot prompt; without examples, small judges answer one label for everything
-# (measured: Qwen2.5-Coder-1.5B said "partial" and 0.5B "no" to every reply). These are its demos.
-IDK_DEMOS = [
-    dspy.Example(question="How much is the lab fee?", response="The lab fee is EUR 85 for each laboratory course.", verdict="no"),
-    dspy.Example(question="Who is the dean of engineering?", response="I don't know. The documents I searched do not contain that information.", verdict="yes"),
-    dspy.Example(question="What is the parking fee and when is it due?", response="Parking costs EUR 95 per semester. The documents do not say when it is due.", verdict="partial"),
-    dspy.Example(question="When was the library built?", response="Sorry, I could not find anything about that in the provided documents.", verdict="yes"),
-    dspy.Example(question="Can I repeat a course?", response="Yes, you may repeat a course once, and the higher grade counts.", verdict="no"),
-]
+# MTRAGEval's IDK judge is a few-shot prompt; its instruction is JudgeIDK's and its examples are these.
+IDK_DEMOS = [dspy.Example(inquiry=inquiry, response=response, verdict=verdict) for inquiry, response, verdict in IDK_EXAMPLES]
 METRICS = ("RL_F", "RB_llm", "RB_agg")
 
 
@@ -65,7 +59,7 @@ class MTRAGJudges(dspy.Module):
 
     def forward(self, *, turns: list[dict], answer: str, answerability: str, reference: str, passages: list[str]) -> dspy.Prediction:
         question = turns[-1]["content"]
-        out = self._call(self.idk, "judge_idk", question=question, response=answer)
+        out = self._call(self.idk, "judge_idk", inquiry=conversation_text(turns), response=answer)  # the whole conversation, as MTRAGEval
         idk = IDK_SCORE[out.verdict] if out else 0.5
         clarification = None
         if answerability == "UNDERSPECIFIED":
