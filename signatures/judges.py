@@ -17,11 +17,30 @@ class JudgeIDK(dspy.Signature):
     verdict: Literal["yes", "no", "partial"] = dspy.OutputField()
 
 
+# MTRAGEval's clarification judge (UNDERSPECIFIED_PROMPT of IBM/mt-rag-benchmark scripts/evaluation/underspecified_eval.py,
+# Apache-2.0): its role, definition and counter-examples unchanged; it reads the response alone. Its JSON output
+# format gives way to the typed field (its "explanation" comes after the decision and is not scored).
 class JudgeClarification(dspy.Signature):
-    """Is the response a clarification request: a direct question or directive asking the user to supply
-    missing information (for example which of several things they mean)?"""
+    """You are an assistant that determines whether a given response is asking for clarification.
 
-    question: str = dspy.InputField()
+    A clarification response is a response whose primary purpose is to request additional information needed to resolve an ambiguity, underspecification, or unclear reference in the user's original message.
+
+    Clarification responses may appear in two forms:
+    1. **Direct clarification questions**
+       – Explicit questions asking the user to specify or choose among options.
+       Example: “Which one are you referring to?”
+
+    2. **Directive clarification requests**
+       – Imperative or polite statements that ask the user to *provide specific missing information*.
+       – These still count even if they contain no question mark.
+       Example: “Please provide the book you are referring to.”
+
+    ## Not clarification responses:
+    - Statements that merely express inability to answer **without requesting the missing info**.
+    - Responses that mention missing information but do **not** directly ask the user to provide it.
+      Example: “I can't answer because I don't have your location.”
+    - Responses that ask unrelated questions or introduce new topics."""
+
     response: str = dspy.InputField()
     decision: Literal["yes", "no"] = dspy.OutputField()
 

@@ -134,3 +134,15 @@ def test_the_idk_judge_reads_the_whole_conversation_with_mtrageval_examples(sche
     assert out.idk == 1.0 and len(seen) == 1
     assert "Which parking permits are there?" in seen[0] and "How much is the second one?" in seen[0]  # MTRAGEval's inquiry
     assert len(judges.idk.demos) == 15 and {d.verdict for d in judges.idk.demos} == {"yes", "no", "partial"}
+
+
+def test_the_clarification_judge_reads_the_reply_alone_as_mtrageval(schema_lm):
+    seen = []
+    lm = schema_lm({"verdict": {"verdict": "no"}, "decision": lambda text: seen.append(text) or {"decision": "yes"},
+                    "claims": {"claims": ["c"], "verdicts": ["supported"]}, "rating": {"rating": 5}})
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = MTRAGJudges(FixedEmbedder())(turns=[{"role": "user", "content": "What is the fee for the permit?"}],
+                                           answer="Which permit do you mean, the day or the semester one?",
+                                           answerability="UNDERSPECIFIED", reference="", passages=[])
+    assert out.clarification == 1.0 and len(seen) == 1
+    assert "Which permit do you mean" in seen[0] and "What is the fee for the permit?" not in seen[0]

@@ -58,19 +58,19 @@ class MTRAGJudges(dspy.Module):
         return {"R": (float(vectors[1] @ vectors[0]) + 1) / 2, "L": rouge_l_f(answer, reference), "E": (max(sims) + 1) / 2 if sims else 0.0}
 
     def forward(self, *, turns: list[dict], answer: str, answerability: str, reference: str, passages: list[str]) -> dspy.Prediction:
-        question = turns[-1]["content"]
-        out = self._call(self.idk, "judge_idk", inquiry=conversation_text(turns), response=answer)  # the whole conversation, as MTRAGEval
+        conv = conversation_text(turns)
+        out = self._call(self.idk, "judge_idk", inquiry=conv, response=answer)  # the whole conversation, as MTRAGEval's
         idk = IDK_SCORE[out.verdict] if out else 0.5
         clarification = None
         if answerability == "UNDERSPECIFIED":
-            out = self._call(self.clarification, "judge_clarification", question=question, response=answer)
+            out = self._call(self.clarification, "judge_clarification", response=answer)  # MTRAGEval's judge reads the reply alone
             clarification = (1.0 if out.decision == "yes" else 0.0) if out else 0.5
         raw: dict[str, float | None] = dict.fromkeys(METRICS)
         parts: dict[str, float] | None = None
         # The judged metrics only matter where a conditioning keeps them (UNDERSPECIFIED: the 2026-01 version);
         # skipping the rest saves most judge calls.
         if answerability not in ("UNANSWERABLE", "CONVERSATIONAL") and idk != 1:
-            conv, docs = conversation_text(turns), "\n\n".join(passages)
+            docs = "\n\n".join(passages)
             out = self._call(self.faithfulness, "judge_faithfulness", conversation=conv, contexts=docs, answer=answer)
             raw["RL_F"] = (sum(v == "supported" for v in out.verdicts) / len(out.verdicts) if out.verdicts else 0.0) if out else 0.0
             out = self._call(self.quality, "judge_quality", conversation=conv, documents=docs, reference=reference, answer=answer)
