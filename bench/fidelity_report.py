@@ -74,17 +74,16 @@ def _official(name: str):
     return module
 
 
-def _qrels_files(run_dir: Path, tmp: Path) -> tuple[dict[str, str], str]:
+def _qrels_files(run_dir: Path, tmp: Path, scorer) -> tuple[dict[str, str], str]:
     """The qrels file run_retrieval_eval.py reads for each collection: MTRAG-UN's dev files when they judge every task the
     run's ``qrels.trec`` judges, else one file of the run's own judgements (the script scores a collection's tasks only);
-    and which of the two it is."""
+    and which of the two it is. ``scorer`` is the vendored run_retrieval_eval.py, whose own reader reads the dev files."""
     with (run_dir / TREC_QRELS_FILE).open() as handle:
         judged = pytrec_eval.parse_qrel(handle)
     mtrag = shared_data_dir(None) / "mtrag"
     dev = {official: mtrag / f"mtragun_dev_qrels_{name}.tsv" for name, official in MTRAG_COLLECTIONS.items()}
     if all(path.exists() for path in dev.values()):
-        dev_ids = {line.split("\t", 1)[0] for path in dev.values() for line in path.read_text(encoding="utf-8").splitlines()[1:]}
-        if judged.keys() <= dev_ids:
+        if judged.keys() <= set().union(*(scorer.load_qrels(str(path)) for path in dev.values())):
             return {official: str(path) for official, path in dev.items()}, "MTRAG-UN's dev qrels files"
     own = tmp / "qrels.tsv"
     own.write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{g}\n" for q, docs in judged.items() for d, g in docs.items()),
@@ -104,8 +103,9 @@ def official_agreement(run_dir: Path) -> tuple[list[str], str, list[tuple[str, f
         task_file = Path(tmp) / "tasks.jsonl"
         task_file.write_text("".join(json.dumps({"task_id": t["task_id"]}) + "\n" for t in tasks), encoding="utf-8")
         errors, _ = _official("format_checker").validate_prediction_file(str(task_file), str(export), "rag_taskc")
-        qrels, source = _qrels_files(run_dir, Path(tmp))
-        per_collection, recall, ndcg, _ = _official("run_retrieval_eval").weighted_scores(str(export), qrels)
+        scorer = _official("run_retrieval_eval")
+        qrels, source = _qrels_files(run_dir, Path(tmp), scorer)
+        per_collection, recall, ndcg, _ = scorer.weighted_scores(str(export), qrels)
     ours, rows = metrics["mtrag_official_retrieval"], []
     for row in sorted(per_collection, key=lambda r: r["collection"]):
         mine = ours["collections"][row["collection"]]
