@@ -47,27 +47,29 @@ class QueryCosines:
     """A dense index whose top cosine for a query is scripted (the retrieval gate's signal), and an embedder whose
     vectors are scripted topics: each text is the unit vector of its topic in ``topics`` (0 unless named), so two
     texts have cosine 1 on one topic and 0 on two (the topic-switch check's signal). The store looks the score up for
-    the text embedded last, which is the query ``Resources.dense`` searches with. Its collection's nearest-neighbour
-    cosines (the scale of ``top_cosine_percentile``) are ``reference``: each sampled passage finds itself, then one at
-    its reference cosine."""
+    the text embedded last, which is the query ``Resources.dense`` searches with. Its collection's probe cosines
+    (the scale of ``top_cosine_percentile``) are ``reference``: each sampled passage's probe finds the passage itself,
+    then another document's at its reference cosine."""
 
     revision = "fixed"
 
     def __init__(self, cosines: dict[str, float], topics: dict[str, int] | None = None, reference=(0.5, 0.7, 0.8, 0.95)):
         self.cosines, self.topics, self.embedded = cosines, topics or {}, []
         self.samples = [(f"sample{i}", np.full(4, cosine)) for i, cosine in enumerate(reference)]
-        self.reference_passages = [Passage(pid, pid, "", "a reference passage") for pid in [p for p, _ in self.samples] + ["neighbour"]]
+        self.probes = {f"Reference probe {i}.": vector for i, (_, vector) in enumerate(self.samples)}
+        self.reference_passages = [Passage(pid, pid, "", text) for (pid, _), text in zip(self.samples, self.probes)]
+        self.reference_passages.append(Passage("neighbour", "neighbour", "", "A neighbour."))
 
     def embed(self, texts):
         self.embedded = list(texts)
-        return np.eye(4)[[self.topics.get(text, 0) for text in texts]]
+        return np.stack([self.probes[text] if text in self.probes else np.eye(4)[self.topics.get(text, 0)] for text in texts])
 
     def vector_sample(self, n):
         return self.samples[:n]
 
     def dense_search(self, query_vector, k):
         for passage_id, vector in self.samples:
-            if query_vector is vector:
+            if np.array_equal(query_vector, vector):  # a reference passage's probe
                 return [(passage_id, 1.0), ("neighbour", float(vector[0]))][:k]
         return [(PASSAGES[0].passage_id, self.cosines.get(self.embedded[-1], 0.9))][:k]
 

@@ -126,7 +126,7 @@ class AskFirstProgram(RulesPath, dspy.Module):
         extras, said_before = state["extras"], history_text(history)
         query, gated_query = self._retrieval(question, history, state)
         extras["top_cosine"], extras["cosine_margin"] = self._cosines(gated_query)
-        extras["top_cosine_percentile"] = cosine_percentile(self.resources.store, extras["top_cosine"])
+        extras["top_cosine_percentile"] = cosine_percentile(self.resources.store, self.resources.embedder, extras["top_cosine"])
         extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
         if history and self.resources.embedder is not None:
             below = self.config.topic_switch_below

@@ -14,7 +14,7 @@ FEATURES: dict[str, str] = {
     "turn_index": "How many user turns came before it (0-10).",
     "rewrite_refused": "1 when the standalone rewrite was refused and the user's turn searched, else 0.",
     "top_cosine": "The best dense cosine of the searched query over the collection (-1 to 1; 0 without a dense index).",
-    "top_cosine_percentile": "The share of the collection's nearest-neighbour cosines (passage to another document's) at or below the top cosine (0-1; 0 without a dense index).",
+    "top_cosine_percentile": "The share of the collection's probe cosines (a passage's first sentence searched, to another document's passage) at or below the top cosine (0-1; 0 without a dense index).",
     "cosine_margin": "The best dense cosine minus the mean of the next nine (0 to 2): how far the top passage stands out.",
     "dangling": "1 when the question points at something it never names (a pronoun or demonstrative with nothing to stand for).",
     "topic_similarity": "A follow-up's best cosine to an earlier user turn when it names a thing by its kind only (1 otherwise).",
