@@ -159,3 +159,5 @@ def test_askfirst_compiled_with_a_fitted_route_policy_routes_by_it(session, tmp_
         probs = reply.extras["route_probabilities"]
         assert set(reply.extras["signals"]) == set(FEATURES) and reply.route == max(probs, key=probs.get), reply.toDict()
         assert set(reply.citations) <= {p.passage_id for p in reply.evidence}
+        # The top cosine read on the demo index's own probe scale: measured there, not the no-index 0.
+        assert 0 < reply.extras["top_cosine_percentile"] <= 1 and reply.extras["signals"]["top_cosine_percentile"] == reply.extras["top_cosine_percentile"]
