@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from askfirst.cli.options import ConfigOpt, SetOpt, resolve
+
 policy_app = typer.Typer(no_args_is_help=True, help="The askfirst program's route policy, fitted on the signals an eval run with "
                                                     "askfirst.policy=fitted recorded (no LM calls).")
 
@@ -156,6 +158,30 @@ def export(runs: RunsArg, out: Annotated[Path, typer.Option(help="The signals ta
 
     table = write_signals_table(_rows(runs), out, source=source)
     console.print(f"wrote {len(table.rows)} questions' signals to {out}")
+
+
+@policy_app.command("rescale")
+def rescale(tables: Annotated[list[Path], typer.Argument(help="Signals tables (askfirst policy export) to update in place.")],
+            config: ConfigOpt = None, overrides: SetOpt = None) -> None:
+    """Read each table's recorded top cosines again on the scale of the config's index (its top_cosine_percentile, as
+    the program computes it now), without an LM pass; the index must be built."""
+    from askfirst.cli.render import console
+    from askfirst.evaluation.signals_table import read_signals_table, read_table_source, rescaled_rows, write_signals_table
+    from askfirst.retrieval.embedder import embedder_for
+    from askfirst.retrieval.factory import open_store
+
+    resolved = resolve(config, overrides)
+    tables_rows = {table: read_signals_table(table) for table in tables}  # every table checked before any is written
+    store = open_store(resolved)
+    try:
+        embedder = embedder_for(resolved.retriever)
+        for table, rows in tables_rows.items():
+            source = read_table_source(table).split("; top_cosine_percentile")[0]
+            note = f"; top_cosine_percentile read by `askfirst policy rescale` on the index of {config or 'the default config'}"
+            write_signals_table(rescaled_rows(rows, store, embedder), table, source=source + note)
+            console.print(f"{table}: {len(rows)} questions' top_cosine_percentile read on the index's scale")
+    finally:
+        store.close()
 
 
 @policy_app.command("separation")

@@ -78,12 +78,21 @@ def write_signals_table(rows: list[dict], path: Path, *, source: str = "") -> Si
     return table
 
 
+def read_table_source(path: Path) -> str:
+    """The ``source`` of the table at ``path`` (checked as :func:`read_signals_table` checks it)."""
+    return _read_table(path).source
+
+
 def read_signals_table(path: Path) -> list[dict]:
     """The rows of the table at ``path``, checked.
 
     Raises:
         DataError: Not JSON, or not a signals table (the first problem named, with where).
     """
+    return [row.model_dump() for row in _read_table(path).rows]
+
+
+def _read_table(path: Path) -> SignalsTable:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -93,4 +102,24 @@ def read_signals_table(path: Path) -> list[dict]:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise DataError(f"{path}: not a signals table ({'.'.join(map(str, first['loc'])) or 'table'}: {first['msg']})") from None
-    return [row.model_dump() for row in table.rows]
+    return table
+
+
+def rescaled_rows(rows: list[dict], store, embedder) -> list[dict]:
+    """``rows`` with ``top_cosine_percentile`` read again from each recorded ``top_cosine`` on ``store``'s own scale (as the
+    program computes it, ``retrieval.cosine_reference``): a table recorded before the scale changed, or against another
+    build of the same index, made current without the LM pass.
+
+    Raises:
+        DataError: The store has no scale (an empty index, or one of a single document).
+    """
+    from askfirst.retrieval.cosine_reference import cosine_percentile
+
+    if cosine_percentile(store, embedder, 0.0) is None:
+        raise DataError("the config's index has no cosine scale (is it built? `askfirst index --config ...` first)")
+    out = []
+    for row in rows:
+        cosine = row["signals"].get("top_cosine", 0.0)
+        percentile = cosine_percentile(store, embedder, cosine) if cosine else 0.0  # 0: the question had no dense hit
+        out.append(row | {"signals": row["signals"] | {"top_cosine_percentile": float(percentile)}})
+    return out
