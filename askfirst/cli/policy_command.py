@@ -178,7 +178,7 @@ def rescale(tables: Annotated[list[Path], typer.Argument(help="Signals tables (a
         for table, rows in tables_rows.items():
             source = read_table_source(table).split("; top_cosine_percentile")[0]
             note = f"; top_cosine_percentile read by `askfirst policy rescale` on the index of {config or 'the default config'}"
-            write_signals_table(rescaled_rows(rows, store, embedder), table, source=source + note)
+            write_signals_table(rescaled_rows(rows, store, embedder), table, source=source[: 2000 - len(note)] + note)  # the schema's limit
             console.print(f"{table}: {len(rows)} questions' top_cosine_percentile read on the index's scale")
     finally:
         store.close()
