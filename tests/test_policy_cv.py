@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from askfirst.cli.app import app
 from askfirst.datasets.errors import DataError
-from askfirst.evaluation.policy_cv import conversation_folds, cross_validate, policy_questions
+from askfirst.evaluation.policy_cv import compare_routes, conversation_folds, cross_validate, policy_questions, route_calibration
 from askfirst.optimizers.compile import load_compiled
 from askfirst.optimizers.program_state import ProgramStateError
 from askfirst.programs.askfirst.policy import POLICY_KEY, fit_policy
@@ -65,6 +65,26 @@ def test_cross_validation_scores_held_out_routes_against_the_rules():
     assert len(result["held_out"]) == 60
 
 
+def test_route_calibration_scores_certain_right_wrong_and_mix_probabilities():
+    expected = ["answer", "answer", "idk", "clarify"]
+    mix = {"answer": 0.5, "idk": 0.25, "clarify": 0.25}
+    right = route_calibration(expected, [{e: 1.0} for e in expected], [mix] * 4)
+    assert right["brier"] == 0 and right["log_loss"] < 1e-9 and right["ece"] == 0
+    wrong = route_calibration(expected, [{"partial": 1.0}] * 4, [mix] * 4)
+    assert wrong["brier"] == 2 and wrong["ece"] == 1 and wrong["log_loss"] > 30
+    reads_nothing = route_calibration(expected, [mix] * 4, [mix] * 4)
+    assert reads_nothing["brier"] == pytest.approx(reads_nothing["mix_brier"]) == pytest.approx(0.625)
+    assert reads_nothing["log_loss"] == pytest.approx(reads_nothing["mix_log_loss"])
+
+
+def test_held_out_and_transfer_probabilities_beat_the_route_mix_where_the_signals_tell_the_route():
+    rows = [_question(i) for i in range(60)]
+    for result in (cross_validate(rows, folds=5), compare_routes(rows, fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows]))):
+        c = result["calibration"]
+        assert c["brier"] < c["mix_brier"] and c["log_loss"] < c["mix_log_loss"]
+        assert 0 <= c["ece"] <= 1 and 0 < c["mean_confidence"] <= 1
+
+
 def test_a_run_without_signals_is_refused(tmp_path):
     folder = _run_folder(tmp_path / "run")
     (folder / "predictions.jsonl").write_text(json.dumps({"id": "q0", "route": "answer", "extras": {}}) + "\n")
@@ -77,7 +97,9 @@ def test_the_cli_cross_validates_fits_a_compiled_program_and_scores_a_transfer_s
     runner = CliRunner()
     result = runner.invoke(app, ["policy", "cv", str(train), "--folds", "4", "--out", str(tmp_path / "cv.json")])
     assert result.exit_code == 0, result.output
-    assert json.loads((tmp_path / "cv.json").read_text())["folds"] == 4
+    report = json.loads((tmp_path / "cv.json").read_text())
+    assert report["folds"] == 4 and report["calibration"]["brier"] < report["calibration"]["mix_brier"]
+    assert "Brier" in result.output
     result = runner.invoke(app, ["policy", "fit", str(train), "--out", str(tmp_path / "compiled")])
     assert result.exit_code == 0, result.output
     state = json.loads((tmp_path / "compiled" / "program.json").read_text())

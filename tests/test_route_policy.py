@@ -120,6 +120,7 @@ def test_fit_needs_two_routes():
     ({"endpoint": "http://evil.example"}, "Extra inputs"),
     ({"kind": "pickle"}, "kind"),
     ({"class_weight": "custom"}, "class_weight"),
+    ({"fitted_on": {"answer": -3}}, "fitted_on"),
 ])
 def test_a_crafted_policy_is_refused(change, message):
     policy = fit_policy(*_rows()).to_json()

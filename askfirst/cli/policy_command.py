@@ -79,6 +79,11 @@ def _print_comparison(result: dict, *, title: str, first: str = "fitted") -> Non
     console.print(table)
     d = result["difference"]
     console.print(f"{first} - rules, route accuracy: {d['route_accuracy']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}] (paired bootstrap)")
+    if result.get("calibration"):
+        c = result["calibration"]
+        console.print(f"{first} probabilities: Brier {c['brier']:.3f}, log loss {c['log_loss']:.3f}, ECE {c['ece']:.3f} "
+                      f"(chosen route's mean probability {c['mean_confidence']:.2f}, right {result[first]['route_accuracy']:.2f}); "
+                      f"its training route mix for every question: Brier {c['mix_brier']:.3f}, log loss {c['mix_log_loss']:.3f}")
 
 
 @policy_app.command("cv")

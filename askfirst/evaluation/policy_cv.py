@@ -128,6 +128,34 @@ def _fit(rows: list[dict], settings: Settings) -> RoutePolicy:
     return fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C, features=SIGNAL_SETS[features], class_weight=weighting)
 
 
+def route_calibration(expected: list[str], probabilities: list[dict[str, float]], mixes: list[dict[str, float]], *,
+                      bins: int = 10) -> dict:
+    """How well a policy's route probabilities match the expected routes: the multiclass Brier score (the mean over
+    questions of the squared gaps summed over routes, 0-2), the log loss (a route given no probability counts as 1e-15)
+    and the ECE of the chosen route's probability against its being right. Beside them, as ``mix_brier`` and
+    ``mix_log_loss``, the same scores of ``mixes``: each question's training route mix, what a policy fitted on the same
+    questions that read no signal would give it."""
+    from askfirst.evaluation.calibration import expected_calibration_error
+
+    def brier(given: list[dict[str, float]]) -> float:
+        return float(np.mean([sum((p.get(route, 0.0) - (route == e)) ** 2 for route in ROUTES) for e, p in zip(expected, given)]))
+
+    def log_loss(given: list[dict[str, float]]) -> float:
+        return float(np.mean([-math.log(max(p.get(e, 0.0), 1e-15)) for e, p in zip(expected, given)]))
+
+    top = [max(p, key=p.get) for p in probabilities]
+    confidence = [p[t] for p, t in zip(probabilities, top)]
+    return {"brier": brier(probabilities), "log_loss": log_loss(probabilities),
+            "ece": expected_calibration_error(confidence, [t == e for t, e in zip(top, expected)], bins=bins),
+            "mean_confidence": float(np.mean(confidence)), "mix_brier": brier(mixes), "mix_log_loss": log_loss(mixes)}
+
+
+def _mix(counts: dict[str, int]) -> dict[str, float]:
+    """The share of each route among a policy's training questions (none when it records no counts)."""
+    total = sum(counts.values())
+    return {route: n / total for route, n in counts.items()} if total else {}
+
+
 def _held_out(rows: list[dict], folds: list[np.ndarray], *, settings: Settings) -> list[str]:
     """Each row's route by a policy fitted on the other folds."""
     taken: list[str] = [""] * len(rows)
@@ -146,7 +174,8 @@ def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings:
     ``settings`` None each outer fold's settings are chosen by ``select_settings`` (maximising ``select_by``) on its
     training questions alone."""
     fold_of = conversation_folds(rows, folds=folds, seed=seed)
-    predicted: list[str] = [""] * len(rows)
+    probabilities: list[dict[str, float]] = [{}] * len(rows)
+    mixes: list[dict[str, float]] = [{}] * len(rows)
     chosen = []
     for test in fold_of:
         held = set(test.tolist())
@@ -158,14 +187,19 @@ def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings:
         except PolicyError as exc:  # a training fold with one route: say so rather than guess
             raise DataError(f"a training fold cannot be fitted ({exc}); use fewer folds") from None
         for i in test:
-            predicted[i] = policy.route(rows[i]["signals"])[0]
+            probabilities[i], mixes[i] = policy.probabilities(rows[i]["signals"]), _mix(policy.fitted_on)
+    predicted = [max(p, key=p.get) for p in probabilities]
     return {"folds": folds, "seed": seed, "select_by": select_by, "settings_per_fold": chosen, **_comparison(rows, predicted, "fitted"),
+            "calibration": route_calibration([r["expected"] for r in rows], probabilities, mixes),
             "held_out": [{"id": r["id"], "expected": r["expected"], "fitted": p, "rules": r["rules"]} for r, p in zip(rows, predicted)]}
 
 
 def compare_routes(rows: list[dict], policy: RoutePolicy) -> dict:
-    """``policy``'s routes on ``rows`` unchanged (a set it was not fitted on) beside the rules' routes."""
-    return _comparison(rows, [policy.route(r["signals"])[0] for r in rows], "policy")
+    """``policy``'s routes on ``rows`` unchanged (a set it was not fitted on) beside the rules' routes, with the
+    calibration of its probabilities there."""
+    probabilities = [policy.probabilities(r["signals"]) for r in rows]
+    calibration = route_calibration([r["expected"] for r in rows], probabilities, [_mix(policy.fitted_on)] * len(rows)) if policy.fitted_on else {}
+    return {**_comparison(rows, [max(p, key=p.get) for p in probabilities], "policy"), "calibration": calibration}
 
 
 def _comparison(rows: list[dict], taken: list[str], name: str) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -47,7 +47,7 @@ class RoutePolicy(BaseModel):
     intercept: list[float]
     C: float = Field(1.0, gt=0)
     class_weight: Literal[CLASS_WEIGHTS] = "balanced"
-    fitted_on: dict[str, int] = {}
+    fitted_on: dict[str, Annotated[int, Field(ge=0)]] = {}
 
     @model_validator(mode="after")
     def _shapes(self) -> RoutePolicy:
