@@ -41,6 +41,7 @@ def fit_route_policy(program: dspy.Module, examples: list[dspy.Example], *, run_
         report = {"n": len(rows), "cross_validation": f"not possible: {exc}"}
         logger.warning("the route policy is fitted on %d questions but not cross-validated: %s", len(rows), exc)
     program.route_policy = fit_rows(rows, seed=seed)
-    report["policy"] = {"fitted_on": program.route_policy.fitted_on, "weights": program.route_policy.weights()}
+    report["policy"] = {"fitted_on": program.route_policy.fitted_on, "temperature": program.route_policy.temperature,
+                        "weights": program.route_policy.weights()}
     write_atomic(run_dir / CV_FILE, json.dumps(report, indent=2) + "\n")
     return report

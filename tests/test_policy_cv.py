@@ -1,6 +1,7 @@
 """Cross-validation of the route policy by conversation, its fit into a compiled program, and transfer scoring."""
 
 import json
+import random
 from collections import Counter
 
 import pytest
@@ -8,7 +9,8 @@ from typer.testing import CliRunner
 
 from askfirst.cli.app import app
 from askfirst.datasets.errors import DataError
-from askfirst.evaluation.policy_cv import compare_routes, conversation_folds, cross_validate, policy_questions, route_calibration
+from askfirst.evaluation.policy_cv import (compare_routes, conversation_folds, cross_validate, fit_rows, fit_temperature, policy_questions,
+                                          route_calibration)
 from askfirst.optimizers.compile import load_compiled
 from askfirst.optimizers.program_state import ProgramStateError
 from askfirst.programs.askfirst.policy import POLICY_KEY, fit_policy
@@ -83,6 +85,20 @@ def test_held_out_and_transfer_probabilities_beat_the_route_mix_where_the_signal
         c = result["calibration"]
         assert c["brier"] < c["mix_brier"] and c["log_loss"] < c["mix_log_loss"]
         assert 0 <= c["ece"] <= 1 and 0 < c["mean_confidence"] <= 1
+
+
+def test_the_temperature_flattens_a_policy_fitted_on_noise_and_sharpens_one_whose_signals_tell_the_route():
+    rng = random.Random(0)
+    noise = [{"id": f"q{i}", "conversation": f"c{i // 2}", "expected": rng.choice(["answer", "idk", "clarify"]),
+              "signals": {"p_answerable": rng.random(), "dangling": float(rng.random() < 0.3), "top_cosine": rng.random()}} for i in range(90)]
+    told = [_question(i) for i in range(60)]
+    assert fit_temperature(noise, (1.0, "signals", "balanced")) > 1 > fit_temperature(told, (1.0, "signals", "balanced"))
+    policy = fit_rows(told, settings=(1.0, "signals", "balanced"))
+    assert policy.temperature == fit_temperature(told, (1.0, "signals", "balanced"))
+    plain = policy.model_copy(update={"temperature": 1.0})
+    for row in told:  # the temperature moves the probabilities, never the route
+        assert policy.route(row["signals"])[0] == plain.route(row["signals"])[0]
+    assert any(policy.probabilities(r["signals"]) != plain.probabilities(r["signals"]) for r in told)
 
 
 def test_a_run_without_signals_is_refused(tmp_path):

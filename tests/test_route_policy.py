@@ -121,6 +121,8 @@ def test_fit_needs_two_routes():
     ({"kind": "pickle"}, "kind"),
     ({"class_weight": "custom"}, "class_weight"),
     ({"fitted_on": {"answer": -3}}, "fitted_on"),
+    ({"temperature": 0.0}, "temperature"),
+    ({"temperature": float("inf")}, "temperature"),
 ])
 def test_a_crafted_policy_is_refused(change, message):
     policy = fit_policy(*_rows()).to_json()

@@ -125,7 +125,7 @@ def fit(runs: RunsArg, out: Annotated[Path, typer.Option(help="Folder to write p
     state[POLICY_KEY] = policy.to_json()
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / PROGRAM_FILE, json.dumps(state, indent=2) + "\n")
-    console.print(f"fitted on {len(rows)} questions {policy.fitted_on} (C {policy.C}, {policy.class_weight} weights, "
+    console.print(f"fitted on {len(rows)} questions {policy.fitted_on} (C {policy.C}, {policy.class_weight} weights, temperature {policy.temperature:.2f}, "
                   f"{len(policy.features)} signals); wrote {out / PROGRAM_FILE} (use it with --set program.compiled={out} --set askfirst.policy=fitted)")
     for route, coefficients in policy.weights().items():
         top = sorted(coefficients.items(), key=lambda kv: -abs(kv[1]))[:5]

@@ -19,7 +19,7 @@ from askfirst.datasets.errors import DataError
 from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores
 from askfirst.evaluation.signals_table import is_signals_table, read_signals_table
 from askfirst.evaluation.stats import paired_bootstrap, proportion_ci
-from askfirst.programs.askfirst.policy import CLASS_WEIGHTS, ROUTES, PolicyError, RoutePolicy, fit_policy
+from askfirst.programs.askfirst.policy import CLASS_WEIGHTS, ROUTES, PolicyError, RoutePolicy, fit_policy, softmax
 from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules
 
 
@@ -123,9 +123,41 @@ def select_settings(rows: list[dict], *, folds: int = 3, seed: int = 0, grid: tu
     return best
 
 
-def _fit(rows: list[dict], settings: Settings) -> RoutePolicy:
+TEMPERATURES = tuple(float(t) for t in np.geomspace(0.25, 8.0, 31))  # what fit_temperature chooses from
+
+
+def fit_temperature(rows: list[dict], settings: Settings, *, folds: int = 3, seed: int = 0) -> float:
+    """The temperature (of ``TEMPERATURES``) whose probabilities have the least log loss on ``folds`` inner folds of
+    ``rows`` by conversation, each scored by a policy fitted on the others: chosen on these rows only. 1.0 with too few
+    conversations (or routes) for inner folds."""
+    if len({r["conversation"] for r in rows}) < folds:
+        return 1.0
+    scored = []  # (logits, the expected route's column or None where the inner policy cannot choose it)
+    for test in conversation_folds(rows, folds=folds, seed=seed):
+        held = set(test.tolist())
+        try:
+            policy = _fit([r for i, r in enumerate(rows) if i not in held], settings, calibrate=False)
+        except PolicyError:  # an inner training fold with one route
+            return 1.0
+        scored += [(policy.logits(rows[i]["signals"]), policy.routes.index(rows[i]["expected"]) if rows[i]["expected"] in policy.routes else None)
+                   for i in test]
+    choosable = [(z, k) for z, k in scored if k is not None]  # the others' loss does not depend on the temperature
+    if not choosable:
+        return 1.0
+
+    def loss(t: float) -> float:
+        return -sum(math.log(max(float(softmax(z / t)[k]), 1e-15)) for z, k in choosable)
+
+    return min(TEMPERATURES, key=loss)
+
+
+def _fit(rows: list[dict], settings: Settings, *, calibrate: bool = True, seed: int = 0) -> RoutePolicy:
+    """The policy of ``settings`` fitted on ``rows``; with ``calibrate`` its temperature fitted by inner folds of them."""
     C, features, weighting = settings
-    return fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C, features=SIGNAL_SETS[features], class_weight=weighting)
+    policy = fit_policy([r["signals"] for r in rows], [r["expected"] for r in rows], C=C, features=SIGNAL_SETS[features], class_weight=weighting)
+    if not calibrate:
+        return policy
+    return policy.model_copy(update={"temperature": fit_temperature(rows, settings, seed=seed)})
 
 
 def route_calibration(expected: list[str], probabilities: list[dict[str, float]], mixes: list[dict[str, float]], *,
@@ -161,7 +193,7 @@ def _held_out(rows: list[dict], folds: list[np.ndarray], *, settings: Settings) 
     taken: list[str] = [""] * len(rows)
     for test in folds:
         held = set(test.tolist())
-        policy = _fit([r for i, r in enumerate(rows) if i not in held], settings)
+        policy = _fit([r for i, r in enumerate(rows) if i not in held], settings, calibrate=False)  # the route is the same
         for i in test:
             taken[i] = policy.route(rows[i]["signals"])[0]
     return taken
@@ -183,7 +215,7 @@ def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings:
         fold_settings = select_settings(train, seed=seed, select_by=select_by) if settings is None else settings
         chosen.append(dict(zip(("C", "signals", "class_weight"), fold_settings)))
         try:
-            policy = _fit(train, fold_settings)
+            policy = _fit(train, fold_settings, seed=seed)
         except PolicyError as exc:  # a training fold with one route: say so rather than guess
             raise DataError(f"a training fold cannot be fitted ({exc}); use fewer folds") from None
         for i in test:
@@ -227,4 +259,4 @@ def _confusion(expected: list[str], taken: list[str]) -> dict[str, dict[str, int
 def fit_rows(rows: list[dict], *, settings: Settings | None = None, seed: int = 0, select_by: str = "route") -> RoutePolicy:
     """The policy fitted on every row (what a shipped program uses; its expected accuracy is the cross-validated one),
     with ``settings`` chosen by ``select_settings`` on the same rows when not given."""
-    return _fit(rows, select_settings(rows, seed=seed, select_by=select_by) if settings is None else settings)
+    return _fit(rows, select_settings(rows, seed=seed, select_by=select_by) if settings is None else settings, seed=seed)

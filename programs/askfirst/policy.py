@@ -28,12 +28,13 @@ class PolicyError(ValueError):
 
 
 class RoutePolicy(BaseModel):
-    """A fitted route policy: P(route | signals) = softmax(coef @ ((x - mean) / scale) + intercept).
+    """A fitted route policy: P(route | signals) = softmax((coef @ ((x - mean) / scale) + intercept) / temperature).
 
     Attributes:
         features: The signals it reads, in the order of its columns (each a name of ``signals.FEATURES``).
         routes: The routes it chooses between (those its training questions had).
         fitted_on: How many training questions each route had.
+        temperature: Divides the logits, so the probabilities match held-out frequencies (the route chosen is the same).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -47,6 +48,7 @@ class RoutePolicy(BaseModel):
     intercept: list[float]
     C: float = Field(1.0, gt=0)
     class_weight: Literal[CLASS_WEIGHTS] = "balanced"
+    temperature: float = Field(1.0, gt=0, le=100)
     fitted_on: dict[str, Annotated[int, Field(ge=0)]] = {}
 
     @model_validator(mode="after")
@@ -83,15 +85,15 @@ class RoutePolicy(BaseModel):
     def to_json(self) -> dict:
         return self.model_dump()
 
-    def probabilities(self, signals: dict[str, float]) -> dict[str, float]:
-        """P(route) for one question's ``signals`` (a signal it does not find counts as 0)."""
+    def logits(self, signals: dict[str, float]) -> np.ndarray:
+        """Each route's score for one question's ``signals`` before the temperature (a signal it does not find counts as 0)."""
         x = (np.array([float(signals.get(f, 0.0)) for f in self.features]) - np.array(self.mean)) / np.array(self.scale)
         logits = np.array(self.coef) @ x + np.array(self.intercept)
-        if len(self.routes) == 2:  # binary: the row scores the second route
-            logits = np.array([0.0, logits[0]])
-        p = np.exp(logits - logits.max())
-        p /= p.sum()
-        return {route: float(v) for route, v in zip(self.routes, p)}
+        return np.array([0.0, logits[0]]) if len(self.routes) == 2 else logits  # binary: the row scores the second route
+
+    def probabilities(self, signals: dict[str, float]) -> dict[str, float]:
+        """P(route) for one question's ``signals``."""
+        return dict(zip(self.routes, map(float, softmax(self.logits(signals) / self.temperature))))
 
     def route(self, signals: dict[str, float]) -> tuple[str, dict[str, float]]:
         """The most probable route and every route's probability."""
@@ -102,6 +104,11 @@ class RoutePolicy(BaseModel):
         """Each route's coefficient per signal (on the standardised scale), for a report."""
         routes = self.routes[1:] if len(self.routes) == 2 else self.routes
         return {route: dict(zip(self.features, row)) for route, row in zip(routes, self.coef)}
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    p = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return p / p.sum(axis=-1, keepdims=True)
 
 
 def fit_policy(rows: list[dict[str, float]], routes: list[str], *, C: float = 1.0, features: tuple[str, ...] = tuple(FEATURES),
