@@ -3,8 +3,8 @@
 An eval run with ``askfirst.policy=fitted`` records every question's signals and the rules' route
 (``predictions.jsonl``) beside its expected route (``scores.jsonl``). Here the policy is fitted on k-1 folds of
 conversations and scored on the fold it never saw, so every figure is a held-out one; nothing is chosen on the fold
-it is scored on (the regularisation strength, the signal set and the class weighting are chosen by inner folds of the
-training folds).
+it is scored on (the regularisation strength, the signal set, the class weighting and then the temperature are chosen
+by inner folds of the training folds).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from scipy.special import softmax
 
 from askfirst.datasets.errors import DataError
 from askfirst.evaluation.runner import PREDICTIONS_FILE, read_finished, read_scores
 from askfirst.evaluation.signals_table import is_signals_table, read_signals_table
 from askfirst.evaluation.stats import paired_bootstrap, proportion_ci
-from askfirst.programs.askfirst.policy import CLASS_WEIGHTS, ROUTES, PolicyError, RoutePolicy, fit_policy, softmax
+from askfirst.programs.askfirst.policy import CLASS_WEIGHTS, ROUTES, PolicyError, RoutePolicy, fit_policy
 from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules
 
 

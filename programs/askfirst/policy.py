@@ -2,7 +2,8 @@
 
 A fitted policy is a multinomial logistic regression over the named signals of ``signals.py`` (standardised), fitted
 by scikit-learn with balanced class weights (every route counts alike, as per-class route accuracy does) or the
-questions' own mix (every question counts alike, as route accuracy does), and stored as plain JSON in the compiled program, read back through a schema check. Today's hand-set rules stay as
+questions' own mix (every question counts alike, as route accuracy does), its logits divided by a temperature fitted on
+held-out folds, and stored as plain JSON in the compiled program, read back through a schema check. Today's hand-set rules stay as
 :func:`rules_route`, the fallback where no fitted policy exists and the baseline a fitted one is compared with.
 """
 
@@ -14,6 +15,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from scipy.special import softmax
 
 from askfirst.programs.askfirst.signals import FEATURES
 
@@ -104,11 +106,6 @@ class RoutePolicy(BaseModel):
         """Each route's coefficient per signal (on the standardised scale), for a report."""
         routes = self.routes[1:] if len(self.routes) == 2 else self.routes
         return {route: dict(zip(self.features, row)) for route, row in zip(routes, self.coef)}
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    p = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return p / p.sum(axis=-1, keepdims=True)
 
 
 def fit_policy(rows: list[dict[str, float]], routes: list[str], *, C: float = 1.0, features: tuple[str, ...] = tuple(FEATURES),
