@@ -229,6 +229,8 @@ def test_compile_fits_the_route_policy_on_recorded_signals_and_eval_uses_it(monk
     assert sum(state["route_policy"]["fitted_on"].values()) == 26
     said = " ".join(out.split())  # the console wraps long lines
     assert "route policy fitted on 26 questions" in said and f"{report['fitted']['route_accuracy']:.3f} vs the rules'" in said
+    assert f"Brier score {report['calibration']['brier']:.3f} vs {report['calibration']['mix_brier']:.3f}" in said
+    assert 0 < state["route_policy"]["temperature"] <= 100 and report["policy"]["temperature"] == state["route_policy"]["temperature"]
     code, out, err = run_cli(monkeypatch, capsys, "eval", "--limit", "3", "--program", str(run_dir), *base)
     assert code == 0, err
     eval_dir = next(tmp_path.glob("eval-*"))

@@ -101,6 +101,9 @@ def policy_summary(report: dict, path: Path) -> str:
         return f"route policy fitted on {report['n']} questions ({fitted_on}); {report['cross_validation']}"
     fitted, rules, diff = report["fitted"]["route_accuracy"], report["rules"]["route_accuracy"], report["difference"]
     low, high = diff["ci95"]
+    calibration = report.get("calibration")
+    brier = (f"; its held-out probabilities' Brier score {calibration['brier']:.3f} vs {calibration['mix_brier']:.3f} for "
+             f"the route mix alone") if calibration else ""
     return (f"route policy fitted on {report['n']} questions ({fitted_on}); route accuracy on held-out folds "
             f"({report['folds']} by conversation) {fitted:.3f} vs the rules' {rules:.3f} on the same questions "
-            f"({diff['route_accuracy']:+.3f} [{low:+.3f}, {high:+.3f}]), see {path}")
+            f"({diff['route_accuracy']:+.3f} [{low:+.3f}, {high:+.3f}]){brier}, see {path}")
