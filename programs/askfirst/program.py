@@ -123,10 +123,23 @@ class AskFirstProgram(RulesPath, dspy.Module):
 
     def _decided(self, question: str, history: str, state: dict) -> Reply:
         """``policy: fitted``: every stage records its signal, the route policy decides once, the responder replies."""
-        extras, said_before = state["extras"], history_text(history)
         query, gated_query = self._retrieval(question, history, state)
+        self._retrieval_signals(gated_query, state)
+        self._lexical_signals(question, history, state)
+        assessed, options = self._lm_signals(query, question, history, state)
+        route = self._decide(question, history, state, assessed)
+        return self._reply(route, query, question, history, state, options)
+
+    def _retrieval_signals(self, gated_query: str, state: dict) -> None:
+        """The searched query's top dense cosine, its margin over the next nine, and its percentile on the collection's scale."""
+        extras = state["extras"]
         extras["top_cosine"], extras["cosine_margin"] = self._cosines(gated_query)
         extras["top_cosine_percentile"] = cosine_percentile(self.resources.store, self.resources.embedder, extras["top_cosine"])
+
+    def _lexical_signals(self, question: str, history: str, state: dict) -> None:
+        """The cues no LM reads: a dangling reference, a follow-up's topic switch, a bare "the X" (and how many retrieved
+        documents have an X), and the words of the question the collection lacks."""
+        extras, said_before = state["extras"], history_text(history)
         extras["dangling"] = unseen_demonstratives(question, said_before) if history else dangling_references(question)
         if history and self.resources.embedder is not None:
             below = self.config.topic_switch_below
@@ -136,11 +149,22 @@ class AskFirstProgram(RulesPath, dspy.Module):
         extras["referent_cue"], extras["cue_documents"] = cue, max((len(documents_with(w, state["ranking"])) for w in cue), default=0)
         if self.config.absent_terms and state["evidence"]:
             extras["absent_terms"] = coverage(question, term_checker(state["ranking"], partial(has_term, self.resources.retriever)), min_words=self.config.absent_terms)
+
+    def _lm_signals(self, query: str, question: str, history: str, state: dict) -> tuple[str, list[str] | None]:
+        """The LM's readings: the unnamed-referent check (when on), the evidence assessment and divergence; returns the
+        assessment's route and divergence's readings (``None`` when it found none or did not run)."""
+        extras = state["extras"]
         if self.referent is not None and state["evidence"]:
             extras["referent"] = self.referent_signal(question, history)
         assessed = self._assess(query, history, state, state["evidence"], top_cosine=extras["top_cosine"], gate=False)
         extras["gated"] = self.gated(extras["top_cosine"])
         options = self._ambiguous(query, history, state) if self.config.ambiguity != "off" and state["evidence"] else None
+        return assessed, options
+
+    def _decide(self, question: str, history: str, state: dict, assessed: str) -> str:
+        """The one decision: the signals recorded, the rules' route over them kept as a signal and a fallback, and the
+        fitted route policy's route where there is one."""
+        extras = state["extras"]
         extras["rules_route"] = rules_route(extras, label="UNANSWERABLE" if extras["gated"] else state["label"], follow_up=bool(history), config=self.config,
                                             assessed=self.program_config.unanswerable_route if extras["gated"] else assessed,
                                             unanswerable_route=self.program_config.unanswerable_route)
@@ -151,7 +175,7 @@ class AskFirstProgram(RulesPath, dspy.Module):
             route, extras["route_probabilities"] = self.route_policy.route(extras["signals"])
         if route == "clarify" and self.config.mode == "answer_all":  # nothing is asked in answer_all mode
             route = "answer"
-        return self._reply(route, query, question, history, state, options)
+        return route
 
     def _reply(self, route: str, query: str, question: str, history: str, state: dict, options: list[str] | None) -> Reply:
         """The responder of the policy's ``route``: a clarification names divergence's readings where it found them,
