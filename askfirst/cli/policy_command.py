@@ -171,17 +171,18 @@ def rescale(tables: Annotated[list[Path], typer.Argument(help="Signals tables (a
     """Read each table's recorded top cosines again on the scale of the config's index (its top_cosine_percentile, as
     the program computes it now), without an LM pass; the index must be built."""
     from askfirst.cli.render import console
-    from askfirst.evaluation.signals_table import read_signals_table, read_table_source, rescaled_rows, write_signals_table
+    from askfirst.evaluation.signals_table import read_table, rescaled_rows, write_signals_table
     from askfirst.retrieval.embedder import embedder_for
     from askfirst.retrieval.factory import open_store
 
     resolved = resolve(config, overrides)
-    tables_rows = {table: read_signals_table(table) for table in tables}  # every table checked before any is written
+    read = {table: read_table(table) for table in tables}  # every table checked before any is written
     store = open_store(resolved)
     try:
         embedder = embedder_for(resolved.retriever)
-        for table, rows in tables_rows.items():
-            source = read_table_source(table).split("; top_cosine_percentile")[0]
+        for table, content in read.items():
+            rows = [row.model_dump() for row in content.rows]
+            source = content.source.split("; top_cosine_percentile")[0]
             note = f"; top_cosine_percentile read by `askfirst policy rescale` on the index of {config or 'the default config'}"
             write_signals_table(rescaled_rows(rows, store, embedder), table, source=source[: 2000 - len(note)] + note)  # the schema's limit
             console.print(f"{table}: {len(rows)} questions' top_cosine_percentile read on the index's scale")

@@ -207,6 +207,7 @@ def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings:
     ``settings`` None each outer fold's settings are chosen by ``select_settings`` (maximising ``select_by``) on its
     training questions alone."""
     fold_of = conversation_folds(rows, folds=folds, seed=seed)
+    predicted: list[str] = [""] * len(rows)
     probabilities: list[dict[str, float]] = [{}] * len(rows)
     mixes: list[dict[str, float]] = [{}] * len(rows)
     chosen = []
@@ -220,8 +221,7 @@ def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings:
         except PolicyError as exc:  # a training fold with one route: say so rather than guess
             raise DataError(f"a training fold cannot be fitted ({exc}); use fewer folds") from None
         for i in test:
-            probabilities[i], mixes[i] = policy.probabilities(rows[i]["signals"]), _mix(policy.fitted_on)
-    predicted = [max(p, key=p.get) for p in probabilities]
+            (predicted[i], probabilities[i]), mixes[i] = policy.route(rows[i]["signals"]), _mix(policy.fitted_on)
     return {"folds": folds, "seed": seed, "select_by": select_by, "settings_per_fold": chosen, **_comparison(rows, predicted, "fitted"),
             "calibration": route_calibration([r["expected"] for r in rows], probabilities, mixes),
             "held_out": [{"id": r["id"], "expected": r["expected"], "fitted": p, "rules": r["rules"]} for r, p in zip(rows, predicted)]}
@@ -230,9 +230,9 @@ def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings:
 def compare_routes(rows: list[dict], policy: RoutePolicy) -> dict:
     """``policy``'s routes on ``rows`` unchanged (a set it was not fitted on) beside the rules' routes, with the
     calibration of its probabilities there."""
-    probabilities = [policy.probabilities(r["signals"]) for r in rows]
-    calibration = route_calibration([r["expected"] for r in rows], probabilities, [_mix(policy.fitted_on)] * len(rows)) if policy.fitted_on else {}
-    return {**_comparison(rows, [max(p, key=p.get) for p in probabilities], "policy"), "calibration": calibration}
+    taken, probabilities = zip(*(policy.route(r["signals"]) for r in rows))
+    calibration = route_calibration([r["expected"] for r in rows], list(probabilities), [_mix(policy.fitted_on)] * len(rows)) if policy.fitted_on else {}
+    return {**_comparison(rows, list(taken), "policy"), "calibration": calibration}
 
 
 def _comparison(rows: list[dict], taken: list[str], name: str) -> dict:

@@ -78,21 +78,17 @@ def write_signals_table(rows: list[dict], path: Path, *, source: str = "") -> Si
     return table
 
 
-def read_table_source(path: Path) -> str:
-    """The ``source`` of the table at ``path`` (checked as :func:`read_signals_table` checks it)."""
-    return _read_table(path).source
-
-
 def read_signals_table(path: Path) -> list[dict]:
-    """The rows of the table at ``path``, checked.
+    """The rows of the table at ``path``, checked (as :func:`read_table`)."""
+    return [row.model_dump() for row in read_table(path).rows]
+
+
+def read_table(path: Path) -> SignalsTable:
+    """The table at ``path``, its source and rows, checked.
 
     Raises:
         DataError: Not JSON, or not a signals table (the first problem named, with where).
     """
-    return [row.model_dump() for row in _read_table(path).rows]
-
-
-def _read_table(path: Path) -> SignalsTable:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
