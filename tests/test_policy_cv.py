@@ -34,7 +34,8 @@ def _run_folder(path, n: int = 60):
             f.write(json.dumps({"id": q["id"], "route": q["rules"], "extras": {"signals": q["signals"], "rules_route": q["rules"]}}) + "\n")
     with (path / "scores.jsonl").open("w") as f:
         for q in questions:
-            f.write(json.dumps({"id": q["id"], "conversation": q["conversation"], "expected_route": q["expected"], "route": q["rules"]}) + "\n")
+            f.write(json.dumps({"id": q["id"], "conversation": q["conversation"], "collection": f"k{int(q['conversation'][1:]) % 3}",
+                                "expected_route": q["expected"], "route": q["rules"]}) + "\n")
     return path
 
 
@@ -65,6 +66,28 @@ def test_cross_validation_scores_held_out_routes_against_the_rules():
     assert low > 0 and high >= low
     assert set(result["fitted"]["per_route"]) == {"answer", "clarify", "idk"}
     assert len(result["held_out"]) == 60
+
+
+def test_cross_validation_by_collection_holds_out_each_collection_once():
+    rows = [_question(i) | {"collection": f"k{i // 3 % 3}"} for i in range(60)]  # a conversation's questions in one collection
+    result = cross_validate(rows, by="collection")
+    assert result["by"] == "collection" and result["folds"] == 3 and set(result["per_collection"]) == {"k0", "k1", "k2"}
+    for name, row in result["per_collection"].items():
+        held = [h for h, r in zip(result["held_out"], rows) if r["collection"] == name]
+        assert row["n"] == len(held) > 0
+        assert row["fitted"] == sum(h["fitted"] == h["expected"] for h in held) / len(held)
+        assert row["rules"] == sum(h["rules"] == h["expected"] for h in held) / len(held)
+    assert sum(row["n"] for row in result["per_collection"].values()) == 60
+    assert "per_collection" not in cross_validate(rows, folds=5)
+
+
+@pytest.mark.parametrize("collections, message", [(["k0"] * 59 + [""], "every question's collection"), (["k0"] * 60, "two collections")])
+def test_folds_by_collection_need_every_question_in_one_of_two_or_more(collections, message):
+    rows = [_question(i) | {"collection": c} for i, c in enumerate(collections)]
+    with pytest.raises(DataError, match=message):
+        cross_validate(rows, by="collection")
+    with pytest.raises(DataError, match="folds are by one of"):
+        cross_validate(rows, by="topic")
 
 
 def test_route_calibration_scores_certain_right_wrong_and_mix_probabilities():
@@ -156,6 +179,10 @@ def test_a_signals_table_reads_back_as_the_runs_it_was_exported_from(tmp_path):
         report = json.loads((tmp_path / "cv.json").read_text())
         assert report["conversations"] == 20  # conversation c10 has questions in both chunks: one conversation, one fold
     assert (tmp_path / "cv1.svg").read_text() == (tmp_path / "cv2.svg").read_text()  # the same result draws the same file
+    result = runner.invoke(app, ["policy", "cv", str(table), "--by", "collection", "--out", str(tmp_path / "cv.json")])
+    assert result.exit_code == 0, result.output
+    assert {"k0", "k1", "k2"} == set(json.loads((tmp_path / "cv.json").read_text())["per_collection"])  # the table kept each collection
+    assert all(f"{name} held out" in result.output for name in ("k0", "k1", "k2"))
     result = runner.invoke(app, ["policy", "cv", str(first), str(table)])
     assert result.exit_code != 0 and "is in both" in str(result.exception)
 

@@ -91,14 +91,22 @@ def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversa
        seed: Annotated[int, typer.Option(help="Shuffles the conversations into folds.")] = 0, C: COption = None,
        signals: SignalsOption = "signals", weights: WeightsOption = "balanced", select_by: SelectOption = "route",
        out: Annotated[Path | None, typer.Option(help="Write the report (every held-out route too) as JSON here.")] = None,
-       plot: PlotOption = None) -> None:
-    """K-fold cross-validation by conversation: a policy fitted on k-1 folds routes the fold it never saw, beside the
-    rules' routes on the same signals."""
-    from askfirst.evaluation.policy_cv import cross_validate
+       plot: PlotOption = None,
+       by: Annotated[str, typer.Option("--by", help="Hold out folds of 'conversation's, or one 'collection' at a time "
+                                                    "(how the policy does on a collection it never saw; --folds unused).")] = "conversation") -> None:
+    """K-fold cross-validation by conversation (or by collection): a policy fitted on the other folds routes the fold it
+    never saw, beside the rules' routes on the same signals."""
+    from askfirst.cli.render import console
+    from askfirst.evaluation.policy_cv import FOLDS_BY, cross_validate
 
-    result = cross_validate(_rows(runs), folds=folds, seed=seed, settings=_settings(C, signals, weights), select_by=_select_by(select_by))
-    title = f"held-out routes, {folds} folds by conversation ({result['conversations']} conversations)"
+    if by not in FOLDS_BY:
+        raise typer.BadParameter(f"--by is one of {', '.join(FOLDS_BY)}")
+    result = cross_validate(_rows(runs), folds=folds, seed=seed, settings=_settings(C, signals, weights), select_by=_select_by(select_by), by=by)
+    title = (f"held-out routes, {result['folds']} folds by {by} "
+             f"({result['conversations']} conversations{', each collection held out once' if by == 'collection' else ''})")
     _print_comparison(result, title=title)
+    for name, row in (result.get("per_collection") or {}).items():
+        console.print(f"  {name} held out ({row['n']} questions): fitted {row['fitted']:.3f}, rules {row['rules']:.3f}")
     if plot:
         from askfirst.evaluation.route_plot import plot_route_accuracy
 

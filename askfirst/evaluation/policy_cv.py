@@ -26,7 +26,8 @@ from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules
 
 def policy_questions(run_dir: Path) -> list[dict]:
     """Each scored question of an eval run (a stopped one's finished questions) with its signals: ``id``,
-    ``conversation``, ``expected``, ``signals``, ``rules`` (the rules' route on the same signals) and ``route``. A
+    ``conversation``, ``collection`` (``""`` where the question set names none), ``expected``, ``signals``, ``rules``
+    (the rules' route on the same signals) and ``route``. A
     signals table (a file ``askfirst policy export`` wrote) in place of the run folder gives its rows.
 
     Raises:
@@ -50,7 +51,8 @@ def policy_questions(run_dir: Path) -> list[dict]:
         signals = with_rules(extras["signals"], extras["rules_route"])  # a run recorded before the rules were a signal too
         if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in signals.values()):
             raise DataError(f"{run_dir}: question {score['id']}'s signals are not all finite numbers")
-        rows.append({"id": score["id"], "conversation": score.get("conversation") or score["id"], "expected": score["expected_route"],
+        rows.append({"id": score["id"], "conversation": score.get("conversation") or score["id"], "collection": score.get("collection") or "",
+                     "expected": score["expected_route"],
                      "signals": signals, "rules": extras["rules_route"], "route": score["route"]})
     if not rows:
         raise DataError(f"{run_dir}: no question with recorded signals; run `askfirst eval --set askfirst.policy=fitted` first")
@@ -78,6 +80,20 @@ def conversation_folds(rows: list[dict], *, folds: int, seed: int = 0) -> list[n
     return [test for _, test in splitter.split(x, routes, groups)]
 
 
+def collection_folds(rows: list[dict]) -> list[np.ndarray]:
+    """One set of row indices per collection, in name order: each fold is a collection the others never saw.
+
+    Raises:
+        DataError: A question names no collection, or the questions come from fewer than two.
+    """
+    names = sorted({r.get("collection", "") for r in rows})
+    if "" in names:
+        raise DataError("folds by collection need every question's collection (a table exported before it was recorded has none)")
+    if len(names) < 2:
+        raise DataError(f"folds by collection need questions from two collections or more, not {names}")
+    return [np.array([i for i, r in enumerate(rows) if r["collection"] == name]) for name in names]
+
+
 def _per_route(expected: list[str], taken: list[str]) -> dict[str, dict]:
     out = {}
     for route in ROUTES:
@@ -90,6 +106,7 @@ def _per_route(expected: list[str], taken: list[str]) -> dict[str, dict]:
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)  # what select_settings chooses C from
 Settings = tuple[float, str, str]  # (C, a name of signals.SIGNAL_SETS, a class weighting of policy.CLASS_WEIGHTS)
 SELECT_BY = ("route", "macro")  # what select_settings maximises: route accuracy, or the mean of per-route accuracies
+FOLDS_BY = ("conversation", "collection")  # what cross_validate holds out: folds of conversations, or one collection at a time
 DEFAULT_SETTINGS: Settings = (1.0, "signals", "balanced")
 
 
@@ -201,12 +218,15 @@ def _held_out(rows: list[dict], folds: list[np.ndarray], *, settings: Settings) 
 
 
 def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings: Settings | None = None,
-                   select_by: str = "route") -> dict:
+                   select_by: str = "route", by: str = "conversation") -> dict:
     """Held-out routes of a policy fitted fold by fold, and the rules' routes on the same questions: each one's route
     accuracy, per-route accuracy (Wilson CIs), macro accuracy and the paired bootstrap of the difference. With
     ``settings`` None each outer fold's settings are chosen by ``select_settings`` (maximising ``select_by``) on its
-    training questions alone."""
-    fold_of = conversation_folds(rows, folds=folds, seed=seed)
+    training questions alone. ``by="collection"`` holds out one collection at a time (``folds`` unused), and the report
+    adds each collection's route accuracy, fitted and rules."""
+    if by not in FOLDS_BY:
+        raise DataError(f"folds are by one of {', '.join(FOLDS_BY)}, not {by!r}")
+    fold_of = collection_folds(rows) if by == "collection" else conversation_folds(rows, folds=folds, seed=seed)
     predicted: list[str] = [""] * len(rows)
     probabilities: list[dict[str, float]] = [{}] * len(rows)
     mixes: list[dict[str, float]] = [{}] * len(rows)
@@ -222,9 +242,17 @@ def cross_validate(rows: list[dict], *, folds: int = 5, seed: int = 0, settings:
             raise DataError(f"a training fold cannot be fitted ({exc}); use fewer folds") from None
         for i in test:
             (predicted[i], probabilities[i]), mixes[i] = policy.route(rows[i]["signals"]), _mix(policy.fitted_on)
-    return {"folds": folds, "seed": seed, "select_by": select_by, "settings_per_fold": chosen, **_comparison(rows, predicted, "fitted"),
+    per_collection = {rows[test[0]]["collection"]: _accuracies(rows, predicted, test) for test in fold_of} if by == "collection" else None
+    return {"folds": len(fold_of), "by": by, "seed": seed, "select_by": select_by, "settings_per_fold": chosen,
+            **_comparison(rows, predicted, "fitted"), **({"per_collection": per_collection} if per_collection else {}),
             "calibration": route_calibration([r["expected"] for r in rows], probabilities, mixes),
             "held_out": [{"id": r["id"], "expected": r["expected"], "fitted": p, "rules": r["rules"]} for r, p in zip(rows, predicted)]}
+
+
+def _accuracies(rows: list[dict], predicted: list[str], test: np.ndarray) -> dict:
+    """The route accuracy of the ``predicted`` and of the rules' routes on the rows of ``test``."""
+    return {"n": len(test), "fitted": float(np.mean([predicted[i] == rows[i]["expected"] for i in test])),
+            "rules": float(np.mean([rows[i]["rules"] == rows[i]["expected"] for i in test]))}
 
 
 def compare_routes(rows: list[dict], policy: RoutePolicy) -> dict:

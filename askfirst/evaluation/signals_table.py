@@ -2,7 +2,7 @@
 
 Recording the signals costs an LM pass over the questions (hours on 2 cores for MTRAG-UN's 265 tasks); fitting and
 cross-validating a route policy on them costs seconds. A table keeps what ``askfirst policy cv / fit / score`` read
-from a run folder (each question's id, conversation, expected route, the rules' route, its route and its signals)
+from a run folder (each question's id, conversation, collection, expected route, the rules' route, its route and its signals)
 without the passages, answers or prompts, so a fit can be reproduced, shared and pooled across sittings. It is read
 back through a schema check: a table is data, never settings.
 """
@@ -33,6 +33,7 @@ class SignalsRow(BaseModel):
 
     id: Text
     conversation: Text
+    collection: Annotated[str, StringConstraints(max_length=200)] = ""  # the question's collection ("" where it names none)
     expected: Expected
     rules: Route
     route: Route
