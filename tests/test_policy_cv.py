@@ -90,6 +90,16 @@ def test_folds_by_collection_need_every_question_in_one_of_two_or_more(collectio
         cross_validate(rows, by="topic")
 
 
+def test_a_crafted_collection_name_is_printed_as_text_not_markup(tmp_path):
+    from askfirst.evaluation.signals_table import write_signals_table
+
+    rows = [row | {"collection": "[/evil]" if i < 30 else "[bold]k"} for i, row in enumerate(policy_questions(_run_folder(tmp_path / "run")))]
+    write_signals_table(rows, tmp_path / "t.json")
+    result = CliRunner().invoke(app, ["policy", "cv", str(tmp_path / "t.json"), "--by", "collection"])
+    assert result.exit_code == 0, result.output
+    assert "[/evil] held out" in result.output and "[bold]k held out" in result.output
+
+
 def test_route_calibration_scores_certain_right_wrong_and_mix_probabilities():
     expected = ["answer", "answer", "idk", "clarify"]
     mix = {"answer": 0.5, "idk": 0.25, "clarify": 0.25}
