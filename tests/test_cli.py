@@ -111,3 +111,17 @@ def test_runs_plot_draws_curves_and_bars(monkeypatch, capsys, tmp_path):
     code, out, _ = run_cli(monkeypatch, capsys, "runs", "--set", f"runs_dir={tmp_path}", "--plot", str(png))
     assert code in (0, None) and "plot:" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_a_reply_prints_brackets_in_answers_ids_and_warnings_as_text(capsys):
+    from askfirst.cli.options import warn
+    from askfirst.cli.render import print_reply
+
+    record = {"route": "answer", "label": "ANSWERABLE", "confidence": 0.9, "answer": "It is [1] as [doc1] says; [/b] too.",
+              "options": ["[red]one"], "citations": ["a02-p1"], "warnings": ["a [/warning] of its own"]}
+    print_reply(record, {"a02-p1": "the [cited] passage"})
+    warn("[/i] from a run folder")
+    out, err = capsys.readouterr()
+    for text in ("It is [1] as [doc1] says; [/b] too.", "[red]one", "[a02-p1] the [cited] passage", "a [/warning] of its own"):
+        assert text in out
+    assert "warning: [/i] from a run folder" in err

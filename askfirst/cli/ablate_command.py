@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from askfirst.cli.options import SetOpt, check_compiled, data_overrides, resolve
-from askfirst.cli.render import augment_progress, augment_summary, index_progress, progress_console
+from askfirst.cli.render import augment_progress, augment_summary, index_progress, labelled, progress_console
 
 
 def _saved_grid(grid: Path, cells: list[str] | None) -> str:
@@ -67,7 +67,7 @@ def _resumed(run_dir: Path, set_: list[str] | None, cells: list[str] | None):
     base = apply_overrides(saved_base, overrides)
     warning = rescoped_warning(saved_base, base)
     if warning:
-        progress_console.print(f"[yellow]warning:[/yellow] {warning}")
+        progress_console.print(labelled("warning:", warning, style="yellow"))
     configs, added = {}, []
     for cell in spec.cells:
         saved = cell_folder(run_dir, cell.name) / "config.yaml"

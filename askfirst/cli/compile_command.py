@@ -21,7 +21,7 @@ def compile_(
     resume: Annotated[Path | None, typer.Option(help="An interrupted compile run folder: its config (plus any --set, e.g. a larger budget) is reused and the optimiser resumes from its checkpoint.")] = None,
 ) -> None:
     """Prompt-optimise every predictor of the program; save it as state JSON with the config that built it."""
-    from askfirst.cli.render import console
+    from askfirst.cli.render import console, labelled
     from askfirst.run_dir import save_resolved
     from askfirst.datasets.splits import configured_questions, split_by_conversation
     from askfirst.lm.call_counter import counting_lm_calls, tracked_tokens, tracking_tokens
@@ -46,7 +46,7 @@ def compile_(
 
     warning = budget_warning(cfg.compile, n_train=len(train), n_val=len(val))
     if warning:  # said before any index or LM work, so the user can stop and raise it
-        console.print(f"[bold yellow]warning:[/bold yellow] {warning}")
+        console.print(labelled("warning:", warning, style="bold yellow"))
     run_dir = run_dir or new_run_dir(cfg, "compile")
     console.print(f"run folder: {run_dir}  (train {len(train)}, validation {len(val)}){'  resuming' if resume else ''}")
     write_atomic(run_dir / "trainset.json", json.dumps(describe_training_set(cfg, train, val), indent=2))

@@ -39,9 +39,9 @@ def check_compiled(config: AskFirstConfig) -> AskFirstConfig:
 
 def warn(message: str) -> None:
     """A warning line on stderr, where progress goes."""
-    from askfirst.cli.render import progress_console
+    from askfirst.cli.render import labelled, progress_console
 
-    progress_console.print(f"[bold yellow]warning:[/bold yellow] {message}", markup=True, highlight=False)
+    progress_console.print(labelled("warning:", message, style="bold yellow"), highlight=False)
 
 
 def resumed_config(run_dir: Path, program: Path | None, overrides: list[str] = (), *, config: str | None = None) -> AskFirstConfig:

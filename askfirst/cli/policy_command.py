@@ -96,8 +96,6 @@ def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversa
                                                     "(how the policy does on a collection it never saw; --folds unused).")] = "conversation") -> None:
     """K-fold cross-validation by conversation (or by collection): a policy fitted on the other folds routes the fold it
     never saw, beside the rules' routes on the same signals."""
-    from rich.markup import escape
-
     from askfirst.cli.render import console
     from askfirst.evaluation.policy_cv import FOLDS_BY, cross_validate
 
@@ -108,7 +106,7 @@ def cv(runs: RunsArg, folds: Annotated[int, typer.Option(help="Folds of conversa
              f"({result['conversations']} conversations{', each collection held out once' if by == 'collection' else ''})")
     _print_comparison(result, title=title)
     for name, row in (result.get("per_collection") or {}).items():
-        console.print(f"  {escape(name)} held out ({row['n']} questions): fitted {row['fitted']:.3f}, rules {row['rules']:.3f}")
+        console.print(f"  {name} held out ({row['n']} questions): fitted {row['fitted']:.3f}, rules {row['rules']:.3f}")
     if plot:
         from askfirst.evaluation.route_plot import plot_route_accuracy
 

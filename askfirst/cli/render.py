@@ -6,11 +6,18 @@ import sys
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-# Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns, so tables stay readable.
-console = Console(width=None if sys.stdout.isatty() else 160)
+# Piped output (logs, CI) gets a wide fixed width instead of rich's 80 columns, so tables stay readable. No markup: what
+# is printed holds answers, passages, ids and names read from run folders, whose "[...]" is text ("[/b]" would raise).
+console = Console(width=None if sys.stdout.isatty() else 160, markup=False)
 # Progress goes to stderr, so `askfirst ask --json` output stays parseable.
-progress_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+progress_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160, markup=False)
+
+
+def labelled(label: str, text: str, style: str = "bold") -> Text:
+    """``label`` in ``style``, then ``text`` as it is (never read as markup)."""
+    return Text.assemble((label, style), " ", str(text))
 
 
 _index_started: dict[int, float] = {}  # when the build of ``todo`` passages printed first (its rate and ETA are from then)
@@ -49,14 +56,14 @@ def fmt(v) -> str:
 
 
 def print_reply(record: dict, evidence: dict[str, str]) -> None:
-    console.print(f"[bold]route:[/bold] {record['route']}" + (f"  (label {record['label']}, confidence {fmt(record['confidence'])})" if record.get("label") else ""))
-    console.print(f"[bold]answer:[/bold] {record['answer']}")
+    console.print(labelled("route:", record["route"] + (f"  (label {record['label']}, confidence {fmt(record['confidence'])})" if record.get("label") else "")))
+    console.print(labelled("answer:", record["answer"]))
     if record.get("options"):
-        console.print("[bold]options:[/bold] " + "; ".join(record["options"]))
+        console.print(labelled("options:", "; ".join(record["options"])))
     for pid in record.get("citations") or []:
-        console.print(f"  [cyan][{pid}][/cyan] {evidence.get(pid, '')[:200]}")
+        console.print(Text("  ").append(labelled(f"[{pid}]", evidence.get(pid, "")[:200], style="cyan")))
     for w in record.get("warnings") or []:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(labelled("warning:", w, style="yellow"))
 
 
 def print_summary(summary: dict, *, k: int) -> None:
