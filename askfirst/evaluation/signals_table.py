@@ -73,7 +73,7 @@ def write_signals_table(rows: list[dict], path: Path, *, source: str = "") -> Si
     """Write ``rows`` (``policy_questions``'s) as a table at ``path``; the write is atomic."""
     from askfirst.run_dir import write_atomic
 
-    table = SignalsTable(source=source, rows=[SignalsRow(**{k: row[k] for k in SignalsRow.model_fields}) for row in rows])
+    table = SignalsTable(source=source, rows=[SignalsRow(**{k: row[k] for k in SignalsRow.model_fields if k in row}) for row in rows])
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(table.model_dump(), indent=1) + "\n")
     return table
