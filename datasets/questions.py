@@ -37,6 +37,16 @@ def _check_turns(turns, where: str) -> list[dict]:
     return turns
 
 
+def _optional_name(rec: dict, key: str, where: str) -> str | None:
+    """``rec[key]`` as a non-empty string, or ``None`` where it is absent (a number is taken as its text)."""
+    value = rec.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
+        raise DataError(f"{where}: {key!r} is a non-empty string, not {value!r}")
+    return str(value).strip()
+
+
 def load_questions(spec: str | Path = "demo", *, limit: int | None = None, data_dir: str | None = None) -> list[dspy.Example]:
     """Read a question set: ``"demo"`` (shipped with the demo corpus), a named benchmark set (``mtrag``,
     ``mtrag:cloud``; see ``datasets/sources.py``, read from ``data_dir``) or a JSONL file in askfirst's format.
@@ -68,6 +78,7 @@ def load_questions(spec: str | Path = "demo", *, limit: int | None = None, data_
             id=qid, conversation=_check_turns(rec.get("turns"), where), answerability=label,
             gold_answers=[str(a) for a in rec.get("gold_answers", [])], gold_passages=[str(p) for p in rec.get("gold_passages", [])],
             clarification_options=[str(o) for o in rec.get("clarification_options", [])], kind=str(rec.get("kind", "")),
+            conversation_id=_optional_name(rec, "conversation_id", where), collection=_optional_name(rec, "collection", where),
         ).with_inputs("conversation"))
         if limit and len(examples) >= limit:
             break

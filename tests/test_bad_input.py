@@ -107,3 +107,20 @@ def test_a_qdrant_server_that_does_not_answer_is_one_clear_error():
     with pytest.raises(StoreError, match=f"the Qdrant server at http://127.0.0.1:{port} does not answer"):
         PassageStore(collection="x", dim=4, url=f"http://127.0.0.1:{port}")
     assert time.perf_counter() - started < 30
+
+
+def test_a_question_sets_conversations_and_collections_are_read_and_splits_keep_a_conversation_together(tmp_path):
+    from askfirst.datasets.splits import split_by_conversation
+
+    questions = tmp_path / "q.jsonl"
+    turn = [{"role": "user", "content": "When does it open?"}]
+    questions.write_text("".join(json.dumps({"id": f"q{i}", "turns": turn, "conversation_id": f"c{i // 2}", "collection": "pool" if i % 4 < 2 else "gym"}) + "\n"
+                                 for i in range(8)))
+    examples = load_questions(str(questions))
+    assert [(e.conversation_id, e.collection) for e in examples[:4]] == [("c0", "pool"), ("c0", "pool"), ("c1", "gym"), ("c1", "gym")]
+    train, validation = split_by_conversation(examples, train_fraction=0.5)
+    assert {e.conversation_id for e in train}.isdisjoint({e.conversation_id for e in validation})
+    assert len(train) == len(validation) == 4  # two whole conversations each
+    questions.write_text(json.dumps({"id": "q1", "turns": turn, "conversation_id": ["c0"]}) + "\n")
+    with pytest.raises(DataError, match=r"q.jsonl:1: 'conversation_id' is a non-empty string"):
+        load_questions(str(questions))
