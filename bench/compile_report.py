@@ -1,4 +1,5 @@
-"""Print the issue-3 comparison table from eval run folders (``metrics.json``) and compile run folders.
+"""Print eval runs side by side as a Markdown table (the report metrics and the MTRAG HM), and compile runs' curves and
+changed instructions: an uncompiled program against its compiled ones.
 
 Usage: python bench/compile_report.py LABEL=runs/eval-… [LABEL=runs/eval-… ...] [--compile runs/compile-… ...]
 """

@@ -1,4 +1,4 @@
-"""Index-build embedding throughput: sentence-transformers (torch) against ONNX Runtime, fp32 and int8 (issue 16).
+"""Index-build embedding throughput: sentence-transformers (torch) against ONNX Runtime, fp32 and int8.
 
 Not dependencies of askfirst: ``pip install onnx onnxruntime==1.32.0`` first (optimum, which sentence-transformers'
 own ONNX backend needs, would downgrade transformers). The packaged all-MiniLM-L6-v2 is exported offline with

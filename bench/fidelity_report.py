@@ -1,4 +1,4 @@
-"""Do our scores agree with the reference scorers on one finished eval? (issues 17 and 71)
+"""Do our scores agree with the reference scorers (trec_eval, MTRAG's own scripts) on one finished eval?
 
 Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
 
@@ -8,7 +8,7 @@ Usage: ``.venv/bin/python bench/fidelity_report.py runs/eval-…``
   export (``mtrag_predictions.jsonl``), and ``run_retrieval_eval.py``'s nDCG/Recall@1,3,5 per collection and weighted,
   beside ``metrics.json``'s ``mtrag_official_retrieval``: from MTRAG-UN's dev qrels under ``ASKFIRST_DATA_DIR`` where they
   hold every task the export has judgements for, else (MTRAG's synthetic tasks, a user's own) from the run's ``qrels.trec``.
-- Generation (an eval run with ``eval.hm=true``): RB_agg and HM with the ROUGE-L this project used before issue 17
+- Generation (an eval run with ``eval.hm=true``): RB_agg and HM with the ROUGE-L this project used before it adopted ``rouge_score``
   (its own LCS on SQuAD-normalised tokens, articles dropped) and with ``rouge_score``'s (MTRAG's scorer), the judges'
   verdicts held fixed; and HM under both conditionings (current, and 2026-01 as the SemEval notes paper was scored).
 """
@@ -32,7 +32,7 @@ from askfirst.evaluation.runner import read_scores
 
 
 def rouge_l_before(prediction: str, reference: str) -> float:
-    """The ROUGE-L F this project computed before issue 17 (``optimizers/mtrag_formulas.py`` at 9db5f81^)."""
+    """The ROUGE-L F this project computed before it adopted ``rouge_score`` (``optimizers/mtrag_formulas.py`` at 9db5f81^)."""
     p, r = normalize_answer(prediction).split(), normalize_answer(reference).split()
     if not p or not r:
         return 0.0

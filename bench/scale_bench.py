@@ -1,4 +1,4 @@
-"""Retrieval latency, open time and memory at corpus sizes past MTRAG's, for each BM25 engine (issue 16).
+"""Retrieval latency, open time and memory at corpus sizes past MTRAG's, for each BM25 engine.
 
 The corpora are synthetic and deterministic: passages of about 100 words drawn from the word frequencies of the
 MTRAG passage pool (or, without the shared data, a Zipf law over made-up words), and dense vectors from a stand-in

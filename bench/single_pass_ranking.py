@@ -1,6 +1,6 @@
 """A program's whole ranking against one pass of the hybrid retriever with the last user turn, on the same tasks.
 
-Issue 15's retrieval target: on the MTRAG-UN tasks of an eval run that have qrels, the program's ranking (its
+The question it answers: on the MTRAG-UN tasks of an eval run that have qrels, the program's ranking (its
 ``ranked_docs``, scored as ``ranking_ndcg@5`` / ``ranking_recall@10`` in the run's ``scores.jsonl``) should be at
 least as good as a single hybrid search (BM25 + dense, RRF) of the task's last user turn, as MTRAG's baseline
 without query rewriting does. The run's finished questions are scored afresh, so a stopped run can be compared. Both are scored at document level with the same functions; the differences come with

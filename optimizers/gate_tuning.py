@@ -8,8 +8,8 @@
 
 Either way the threshold chosen is the one that flags the most questions while its share of flagged questions that
 should be answered (ANSWERABLE or PARTIAL) stays within ``max_answerable_rate``: a gate's cost is counted in answers it
-withholds, the measure issue 15's targets are set in ("I don't know", or a clarifying question, on fewer than 15% of
-ANSWERABLE tasks).
+withholds, the measure the project's route targets are set in ("I don't know", or a clarifying question, on fewer than
+15% of ANSWERABLE tasks).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The route rates issue 15 sets targets for: how often a program says "I don't know" or asks on ANSWERABLE tasks,
+"""The route rates a careful advisor is held to: how often a program says "I don't know" or asks on ANSWERABLE tasks,
 says "I don't know" on UNANSWERABLE ones and asks on UNDERSPECIFIED ones, from scored questions' expected and taken
 routes."""
 
