@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -10,6 +11,7 @@ from askfirst.datasets.errors import DataError
 from askfirst.datasets.jsonl import decode_utf8, read_jsonl
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,9 @@ def load_corpus_file(path: Path) -> list[Document]:
 
 
 def _checked(docs: list[Document], where: str) -> list[Document]:
+    empty = [d for d in docs if not d.text.strip()]
+    if empty:  # nothing to index, but the user should know which files or lines were left out
+        logger.warning("corpus %s: %d document(s) with no text left out (first: %s)", where, len(empty), empty[0].source)
     docs = [d for d in docs if d.text.strip()]
     if not docs:
         raise DataError(f"corpus {where} has no documents with text")

@@ -27,6 +27,17 @@ def test_jsonl_and_folder(tmp_path):
     assert [(d.doc_id, d.title) for d in docs] == [("a", "Fees"), ("sub/b", "b")]
 
 
+def test_a_document_with_no_text_is_left_out_with_a_warning_naming_it(tmp_path, caplog):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("The fee is 5.")
+    (folder / "blank.md").write_text("  \n")
+    with caplog.at_level("WARNING", logger="askfirst.datasets.corpus"):
+        docs = load_corpus(folder)
+    assert [d.doc_id for d in docs] == ["a"]
+    assert "1 document(s) with no text left out" in caplog.text and "blank.md" in caplog.text
+
+
 def test_bad_corpora_are_named(tmp_path):
     with pytest.raises(DataError, match="corpus not found"):
         load_corpus(tmp_path / "nope.jsonl")
