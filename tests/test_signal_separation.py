@@ -60,3 +60,13 @@ def test_the_command_prints_and_writes_the_table(tmp_path):
     assert "top_cosine" in result.output and "rules_answer" not in result.output  # the rules' constant route: no separation, last
     written = json.loads((tmp_path / "sep.json").read_text())
     assert written["signals"][0]["signal"] == "top_cosine" and len(written["signals"]) > 2
+
+
+def test_the_command_measures_one_collection_and_names_the_collections_when_it_has_none(tmp_path):
+    table = tmp_path / "signals.json"
+    write_signals_table([row | {"collection": "a" if i < 24 else "b"} for i, row in enumerate(_rows())], table)
+    result = CliRunner().invoke(app, ["policy", "separation", str(table), "--collection", "b", "--out", str(tmp_path / "sep.json")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "sep.json").read_text())["n"] == 16
+    result = CliRunner().invoke(app, ["policy", "separation", str(table), "--collection", "c"])
+    assert result.exit_code != 0 and "'a', 'b'" in str(result.exception)

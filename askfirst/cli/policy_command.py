@@ -200,16 +200,24 @@ def rescale(tables: Annotated[list[Path], typer.Argument(help="Signals tables (a
 
 @policy_app.command("separation")
 def separation_command(runs: RunsArg, top: Annotated[int, typer.Option(help="Show this many signals, strongest first (0: all).")] = 0,
-                       out: Annotated[Path | None, typer.Option(help="Write every signal's AUCs and intervals as JSON here.")] = None) -> None:
+                       out: Annotated[Path | None, typer.Option(help="Write every signal's AUCs and intervals as JSON here.")] = None,
+                       collection: Annotated[str | None, typer.Option(help="Only the questions of this collection.")] = None) -> None:
     """Each signal's one-vs-rest ROC AUC per expected route (0.5: no separation), with 95% bootstrap intervals: which
     signals a policy can use, measured on the questions given (use training questions to choose signals)."""
     from rich.table import Table
 
     from askfirst.cli.render import console
+    from askfirst.datasets.errors import DataError
     from askfirst.evaluation.signal_separation import separation
 
-    result = separation(_rows(runs))
-    table = Table(title=f"one-vs-rest AUC of each signal ({result['n']} questions: "
+    rows = _rows(runs)
+    if collection is not None:
+        named = sorted({r["collection"] for r in rows})
+        rows = [r for r in rows if r["collection"] == collection]
+        if not rows:
+            raise DataError(f"no question of collection {collection!r}; the questions' collections: {', '.join(map(repr, named))}")
+    result = separation(rows)
+    table = Table(title=f"one-vs-rest AUC of each signal ({result['n']} questions{f' of {collection}' if collection else ''}: "
                         + ", ".join(f"{route} {n}" for route, n in result["expected"].items()) + ")")
     table.add_column("signal")
     for route in result["expected"]:
