@@ -27,8 +27,8 @@ from askfirst.programs.askfirst.signals import SIGNAL_SETS, with_rules
 def policy_questions(run_dir: Path) -> list[dict]:
     """Each scored question of an eval run (a stopped one's finished questions) with its signals: ``id``,
     ``conversation``, ``collection`` (``""`` where the question set names none), ``expected``, ``signals``, ``rules``
-    (the rules' route on the same signals) and ``route``. A
-    signals table (a file ``askfirst policy export`` wrote) in place of the run folder gives its rows.
+    (the rules' route on the same signals) and ``route``. A signals table (a file ``askfirst policy export`` wrote) in
+    place of the run folder gives its rows.
 
     Raises:
         DataError: The run recorded no signals (it ran with ``askfirst.policy=rules``, or is not an askfirst eval run),
